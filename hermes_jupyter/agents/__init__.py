@@ -1,0 +1,1 @@
+"""Agent backends: the demo agent, any OpenAI-compatible endpoint, Hermes Agent out of process."""

@@ -1,0 +1,92 @@
+"""The contract between the run engine and an agent backend.
+
+A backend runs one turn and reports what happens through an `EventSink`; it
+never sees the journal, the session store or a socket. The engine journals each
+event before anyone sees it, so a backend only has to emit in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True)
+class NotebookBinding:
+    """Where a run was started from, when it came from a notebook cell."""
+
+    notebook_path: str | None = None
+    cell_id: str | None = None
+    kernel_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    """Everything a backend needs for one turn.
+
+    `history` is the model-facing context (`context_messages`, OpenAI chat shape,
+    already stripped of display-only rows and markers). `backend_session_id` is
+    the backend's own session handle bound to this session, if it has one.
+    """
+
+    session_id: str
+    run_id: str
+    message: str
+    history: list[dict[str, Any]]
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    backend_session_id: str | None = None
+    model: str | None = None
+    notebook: NotebookBinding | None = None
+
+
+@dataclass(slots=True)
+class TurnResult:
+    """How a turn ended, as the backend saw it.
+
+    `context` holds the model-facing rows this turn produced after the user row
+    (assistant text, tool calls and results). When `replace_context` is True the
+    backend compacted the conversation and `context` is the whole new history.
+    `backend_session_id` is the backend's session id after the turn: it differs
+    from the request's when the backend rotated it (context compression split).
+    """
+
+    final_text: str = ""
+    context: list[dict[str, Any]] = field(default_factory=list)
+    replace_context: bool = False
+    usage: dict[str, Any] = field(default_factory=dict)
+    failed: bool = False
+    error: str | None = None
+    error_type: str | None = None
+    interrupted: bool = False
+    backend_session_id: str | None = None
+
+
+@runtime_checkable
+class EventSink(Protocol):
+    """Where a backend reports its events; `emit` is thread-safe and returns once the event is journaled.
+
+    Event names and payloads follow CONTRACT §4: `token {text}`, `reasoning {text}`,
+    `interim_assistant {text, already_streamed}`, `tool {tid, name, args, preview?}`,
+    `tool_complete {tid, name, preview, duration, is_error}`, `approval {...}`,
+    `plan {entries}`. Terminal events are the engine's to emit, never the backend's.
+    """
+
+    def emit(self, event: str, payload: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class AgentBackend(Protocol):
+    """One agent implementation. `run_turn` must not block the event loop.
+
+    `interrupt` asks the running turn of `run_id` to stop; `run_turn` should then
+    return soon with `interrupted=True`. The engine abandons a turn that ignores
+    it after a bounded wait, so a backend cannot wedge a session.
+    """
+
+    name: str
+
+    async def run_turn(self, request: TurnRequest, sink: EventSink) -> TurnResult: ...
+
+    async def interrupt(self, run_id: str) -> None: ...
+
+    async def aclose(self) -> None: ...
