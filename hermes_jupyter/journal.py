@@ -61,6 +61,8 @@ class ReadStats:
 
     malformed: int = 0
     foreign: int = 0
+    #: Seq of the last valid row before a foreign row that claims to be terminal (None: no such row).
+    foreign_terminal_after: int | None = None
 
 
 @dataclass(slots=True)
@@ -318,6 +320,7 @@ def iter_rows(
     """
     stats = stats if stats is not None else ReadStats()
     prefix = f"{run_id}:"
+    last_valid = 0
     with open(path, "rb") as fh:
         for parsed in _parsed_chunks(fh, stats):
             for row in parsed:
@@ -333,7 +336,11 @@ def iter_rows(
                     valid = False
                 if not valid:
                     stats.foreign += 1
-                elif seq > after_seq:
+                    if type(row) is dict and row.get("terminal") is True:
+                        stats.foreign_terminal_after = last_valid
+                    continue
+                last_valid = seq
+                if seq > after_seq:
                     yield row
 
 
@@ -479,6 +486,20 @@ class Journals:
         finally:
             os.close(fd)
         return RunSummary(True, size, last_seq, events.authoritative_terminal(tail))
+
+    def writer_alive(self, session_id: str, run_id: str) -> bool:
+        """True while some process (this one included) holds the run's journal open for writing."""
+        try:
+            fd = os.open(self.path(session_id, run_id), os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
 
     def run_ids(self, session_id: str) -> list[str]:
         folder = self.root / validate_id(session_id, "session id")

@@ -1,0 +1,385 @@
+"""Host Hermes Agent's `AIAgent` behind a newline-JSON protocol on stdio (protocol version 1).
+
+This file runs with the interpreter of a hermes-agent install, never inside the Jupyter
+server: it imports only the standard library and hermes-agent, and nothing from
+hermes_jupyter. It forwards AIAgent's callbacks as raw wire messages; the mapping to
+hermes-jupyter events lives in `protocol.py`, on the host side. stdout carries protocol
+lines only: fd 1 is re-pointed at stderr before hermes is imported, and fd 0 at /dev/null,
+so stray prints and tool subprocesses can neither corrupt nor swallow the protocol.
+
+Host -> runner (one JSON object a line, key "op"):
+  {"op": "turn", "run", "session", "hermes_session", "message", "history", "model",
+   "toolsets", "persist", "approval_timeout_s", "max_result_chars"}
+  {"op": "interrupt", "run"}
+  {"op": "approval", "run", "approval_id", "choice": "allow_once" | "deny"}
+  {"op": "shutdown"}
+Runner -> host (key "ev"): "ready", "delta", "reasoning", "interim", "progress",
+  "tool_start", "tool_complete", "hermes_event", "approval_request", "result", "fatal".
+"""
+
+from __future__ import annotations
+
+import contextvars
+import inspect
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+PROTOCOL_VERSION = 1
+MAX_CACHED_AGENTS = 8
+_COUNTERS = {
+    "input_tokens": "session_input_tokens",
+    "output_tokens": "session_output_tokens",
+    "cache_read_tokens": "session_cache_read_tokens",
+    "cache_write_tokens": "session_cache_write_tokens",
+    "reasoning_tokens": "session_reasoning_tokens",
+    "prompt_tokens": "session_prompt_tokens",
+    "completion_tokens": "session_completion_tokens",
+    "total_tokens": "session_total_tokens",
+    "estimated_cost_usd": "session_estimated_cost_usd",
+}
+
+
+class Wire:
+    """The protocol stream: private duplicates of fd 0 and fd 1, one writer at a time."""
+
+    def __init__(self) -> None:
+        self._out = os.fdopen(os.dup(1), "wb", buffering=0)
+        self._in = os.fdopen(os.dup(0), "rb")
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        os.dup2(2, 1)
+        self._lock = threading.Lock()
+
+    def send(self, message: dict[str, Any]) -> None:
+        line = json.dumps(message, default=str, ensure_ascii=False).encode("utf-8") + b"\n"
+        with self._lock:
+            try:
+                self._out.write(line)
+            except (BrokenPipeError, OSError):
+                os._exit(0)  # the host is gone; nobody is left to report to
+
+    def lines(self):  # type: ignore[no-untyped-def]
+        for raw in self._in:
+            raw = raw.strip()
+            if raw:
+                yield json.loads(raw)
+
+
+class Run:
+    """One turn in flight: its agent (once built), interrupt flag and pending approvals."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.agent: Any = None
+        self.interrupted = threading.Event()
+        self.approvals: dict[str, tuple[threading.Event, list[str]]] = {}
+        self.lock = threading.Lock()
+
+
+class Runner:
+    def __init__(self, wire: Wire) -> None:
+        self.wire = wire
+        self.runs: dict[str, Run] = {}
+        self.agents: dict[str, tuple[tuple[Any, ...], Any]] = {}
+        self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hermes-turn")
+        self.lock = threading.Lock()
+        self._approval_seq = 0
+        self._db: Any = None
+
+    # ---- agent construction ------------------------------------------------
+
+    def _session_db(self) -> Any:
+        if self._db is None:
+            from hermes_state import SessionDB
+
+            self._db = SessionDB()
+        return self._db
+
+    def _build_agent(self, op: dict[str, Any]) -> Any:
+        """An AIAgent configured like `hermes acp` does it: config.yaml plus the runtime provider."""
+        from run_agent import AIAgent
+
+        kwargs: dict[str, Any] = {
+            "platform": "jupyter",
+            "quiet_mode": True,
+            "enabled_toolsets": list(op.get("toolsets") or []) or None,
+            "model": op.get("model") or "",
+        }
+        try:
+            from hermes_cli.config import load_config
+            from hermes_cli.runtime_provider import resolve_runtime_provider
+
+            config = load_config()
+            model_cfg = config.get("model")
+            provider = None
+            if isinstance(model_cfg, dict):
+                kwargs["model"] = kwargs["model"] or str(model_cfg.get("default") or "")
+                provider = model_cfg.get("provider")
+            elif isinstance(model_cfg, str):
+                kwargs["model"] = kwargs["model"] or model_cfg.strip()
+            runtime = resolve_runtime_provider(requested=provider)
+            for key in ("provider", "api_mode", "base_url", "api_key", "command"):
+                if runtime.get(key):
+                    kwargs[key] = runtime[key]
+            if runtime.get("args"):
+                kwargs["args"] = list(runtime["args"])
+        except Exception:  # noqa: BLE001 - fall back to AIAgent's own provider resolution
+            print("hermes-jupyter runner: provider resolution failed, using defaults", file=sys.stderr)
+            traceback.print_exc()
+        if op.get("hermes_session"):
+            kwargs["session_id"] = op["hermes_session"]
+        if op.get("persist", True):
+            kwargs["session_db"] = self._session_db()
+        accepted = inspect.signature(AIAgent.__init__).parameters
+        return AIAgent(**{k: v for k, v in kwargs.items() if k in accepted})
+
+    def _agent_for(self, op: dict[str, Any]) -> Any:
+        key = (op.get("model"), tuple(op.get("toolsets") or ()), bool(op.get("persist", True)))
+        session = str(op.get("session"))
+        with self.lock:
+            cached = self.agents.get(session)
+        hermes_session = op.get("hermes_session")
+        if cached and cached[0] == key and (not hermes_session or cached[1].session_id == hermes_session):
+            return cached[1]
+        agent = self._build_agent(op)
+        with self.lock:
+            self.agents.pop(session, None)
+            self.agents[session] = (key, agent)
+            while len(self.agents) > MAX_CACHED_AGENTS:
+                self.agents.pop(next(iter(self.agents)))
+        return agent
+
+    # ---- callbacks -----------------------------------------------------------
+
+    def _bind_callbacks(self, agent: Any, run: Run, events: list[tuple[str, dict[str, Any]]]) -> None:
+        rid = run.run_id
+        send = self.wire.send
+        max_chars = 4000
+
+        def delta(text: str | None) -> None:
+            send({"ev": "delta", "run": rid, "text": text})
+
+        def reasoning(text: str) -> None:
+            if text:
+                send({"ev": "reasoning", "run": rid, "text": text})
+
+        def interim(text: str, already_streamed: bool = False, **_: Any) -> None:
+            send({"ev": "interim", "run": rid, "text": text, "already_streamed": bool(already_streamed)})
+
+        def progress(event: str, name: Any = None, preview: Any = None, args: Any = None, **kw: Any) -> None:
+            if not str(event).startswith("tool."):
+                return
+            extra = {k: kw[k] for k in ("duration", "is_error") if k in kw}
+            send({"ev": "progress", "run": rid, "event": event, "name": name, "preview": preview,
+                  "args": args, "kw": extra})
+
+        def tool_start(tid: str, name: str, args: Any) -> None:
+            send({"ev": "tool_start", "run": rid, "tid": tid, "name": name, "args": args})
+
+        def tool_complete(tid: str, name: str, args: Any, result: Any) -> None:
+            text = result if isinstance(result, str) else json.dumps(result, default=str)
+            send({"ev": "tool_complete", "run": rid, "tid": tid, "name": name,
+                  "result": text[:max_chars], "truncated": len(text) > max_chars})
+
+        def hermes_event(name: str, data: Any = None) -> None:
+            events.append((name, data if isinstance(data, dict) else {}))
+            send({"ev": "hermes_event", "run": rid, "name": name, "data": data})
+
+        agent.stream_delta_callback = delta
+        agent.reasoning_callback = reasoning
+        agent.thinking_callback = None
+        agent.interim_assistant_callback = interim
+        agent.tool_progress_callback = progress
+        agent.tool_start_callback = tool_start
+        agent.tool_complete_callback = tool_complete
+        agent.event_callback = hermes_event
+        agent.step_callback = None
+
+    def _approval_callback(self, run: Run, timeout_s: float) -> Callable[..., str]:
+        """Hermes' dangerous-command prompt, answered by the host; anything but allow_once denies."""
+
+        def ask(command: str, description: str = "", **_: Any) -> str:
+            with self.lock:
+                self._approval_seq += 1
+                approval_id = f"{run.run_id}-a{self._approval_seq}"
+            answered = threading.Event()
+            box: list[str] = []
+            with run.lock:
+                if run.interrupted.is_set():
+                    return "deny"
+                run.approvals[approval_id] = (answered, box)
+            self.wire.send({"ev": "approval_request", "run": run.run_id, "approval_id": approval_id,
+                            "command": command, "description": description,
+                            "options": ["allow_once", "deny"], "timeout_s": timeout_s})
+            answered.wait(timeout_s)
+            with run.lock:
+                run.approvals.pop(approval_id, None)
+            return "once" if box == ["allow_once"] else "deny"
+
+        return ask
+
+    # ---- ops -------------------------------------------------------------------
+
+    def turn(self, op: dict[str, Any]) -> None:
+        run = Run(str(op["run"]))
+        with self.lock:
+            self.runs[run.run_id] = run
+        ctx = contextvars.copy_context()
+        self.pool.submit(ctx.run, self._turn, run, op)
+
+    def _turn(self, run: Run, op: dict[str, Any]) -> None:
+        try:
+            self.wire.send(self._execute(run, op))
+        except BaseException as exc:  # noqa: BLE001 - every turn must end with a result line
+            traceback.print_exc()
+            self.wire.send({"ev": "result", "run": run.run_id, "failed": True,
+                            "error": f"{type(exc).__name__}: {exc}", "error_type": "agent_error"})
+        finally:
+            with self.lock:
+                self.runs.pop(run.run_id, None)
+
+    def _execute(self, run: Run, op: dict[str, Any]) -> dict[str, Any]:
+        agent = self._agent_for(op)
+        with run.lock:
+            run.agent = agent
+        if run.interrupted.is_set():
+            return {"ev": "result", "run": run.run_id, "interrupted": True, "final_response": "",
+                    "context": [], "session_id": getattr(agent, "session_id", None)}
+        events: list[tuple[str, dict[str, Any]]] = []
+        self._bind_callbacks(agent, run, events)
+        before = {key: getattr(agent, attr, 0) or 0 for key, attr in _COUNTERS.items()}
+        session_before = getattr(agent, "session_id", None)
+        restore = _enter_turn_context(str(op.get("session")), self._approval_callback(
+            run, float(op.get("approval_timeout_s") or 600)))
+        try:
+            result = agent.run_conversation(
+                op["message"], conversation_history=list(op.get("history") or []),
+                task_id=str(op.get("session")),
+            )
+        finally:
+            restore()
+        if run.interrupted.is_set():
+            agent.clear_interrupt()
+        return _result_message(run, agent, result or {}, before, session_before, events)
+
+    def interrupt(self, op: dict[str, Any]) -> None:
+        with self.lock:
+            run = self.runs.get(str(op.get("run")))
+        if run is None:
+            return
+        with run.lock:
+            run.interrupted.set()
+            agent = run.agent
+            for answered, box in run.approvals.values():
+                box[:] = ["deny"]
+                answered.set()
+        if agent is not None:
+            agent.interrupt()
+
+    def approval(self, op: dict[str, Any]) -> None:
+        with self.lock:
+            run = self.runs.get(str(op.get("run")))
+        if run is None:
+            return
+        with run.lock:
+            pending = run.approvals.get(str(op.get("approval_id")))
+        if pending is not None:
+            answered, box = pending
+            box[:] = [str(op.get("choice"))]
+            answered.set()
+
+
+def _enter_turn_context(session: str, approval: Callable[..., str]) -> Callable[[], None]:
+    """Make this thread an interactive host for hermes' approval checks, as `hermes acp` does.
+
+    Without it, a dangerous terminal command in a non-interactive context is auto-approved
+    with only a log warning.
+    """
+    from tools import terminal_tool
+    from tools.approval import reset_hermes_interactive_context, set_hermes_interactive_context
+
+    previous = terminal_tool._get_approval_callback()
+    terminal_tool.set_approval_callback(approval)
+    token = set_hermes_interactive_context(True)
+    session_tokens = None
+    try:
+        from gateway.session_context import clear_session_vars, set_session_vars
+
+        session_tokens = set_session_vars(session_key=session)
+    except Exception:  # noqa: BLE001 - optional in older hermes versions
+        clear_session_vars = None  # type: ignore[assignment]
+
+    def restore() -> None:
+        reset_hermes_interactive_context(token)
+        terminal_tool.set_approval_callback(previous)
+        if session_tokens is not None and clear_session_vars is not None:
+            clear_session_vars(session_tokens)
+
+    return restore
+
+
+def _result_message(run: Run, agent: Any, result: dict[str, Any], before: dict[str, Any],
+                    session_before: Any, events: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    messages = list(result.get("messages") or [])
+    compacted = any(name == "session:compress" for name, _ in events)
+    session_after = result.get("session_id") or getattr(agent, "session_id", None)
+    if compacted or (session_before and session_after != session_before):
+        context, replace = messages, True
+    else:
+        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+        context, replace = messages[last_user + 1:], False
+    usage: dict[str, Any] = {}
+    for key, attr in _COUNTERS.items():
+        now = getattr(agent, attr, 0) or 0
+        usage[key] = now - before[key] if now >= before[key] else now
+    usage["api_calls"] = result.get("api_calls")
+    usage["model"] = result.get("model")
+    usage["context_tokens"] = result.get("last_prompt_tokens")
+    final = result.get("final_response") or ""
+    return {
+        "ev": "result", "run": run.run_id,
+        "final_response": final if isinstance(final, str) else str(final),
+        "context": context, "replace_context": replace, "usage": usage,
+        "failed": bool(result.get("failed")), "error": result.get("error"),
+        "interrupted": bool(result.get("interrupted")) or run.interrupted.is_set(),
+        "completed": result.get("completed"), "exit_reason": result.get("turn_exit_reason"),
+        "session_id": session_after, "previous_session_id": session_before,
+    }
+
+
+def main() -> None:
+    wire = Wire()
+    try:
+        import run_agent  # noqa: F401 - the slow import (about 2 s) happens before "ready"
+        from hermes_cli import __version__ as version
+    except Exception as exc:  # noqa: BLE001 - report, then exit non-zero
+        wire.send({"ev": "fatal", "message": f"cannot import hermes-agent: {exc}"})
+        sys.exit(3)
+    runner = Runner(wire)
+    wire.send({"ev": "ready", "protocol": PROTOCOL_VERSION, "hermes_version": version,
+               "pid": os.getpid(), "python": sys.executable, "t": time.time()})
+    handlers = {"turn": runner.turn, "interrupt": runner.interrupt, "approval": runner.approval}
+    for op in wire.lines():
+        name = op.get("op")
+        if name == "shutdown":
+            break
+        handler = handlers.get(name)
+        if handler is None:
+            print(f"hermes-jupyter runner: unknown op {name!r}", file=sys.stderr)
+            continue
+        handler(op)
+    # stdin closed or shutdown: stop running turns and leave without waiting for them.
+    for run_id in list(runner.runs):
+        runner.interrupt({"run": run_id})
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,350 @@
+"""The `openai` backend: any OpenAI-compatible chat-completions endpoint, streamed, with a tool loop.
+
+Each turn streams one request per model reply; tool calls are run through a
+`ToolRegistry` and their results sent back until the model answers in text.
+Expected failures (HTTP errors, refused connections, bad chunks) end the turn
+as a failed `TurnResult`, never as an exception, and keep the partial text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+
+import httpx
+from traitlets import Bool, Dict, Float, Int, Unicode, default
+from traitlets.config import Configurable
+
+from ..events import REASONING, TOKEN, TOOL, TOOL_COMPLETE
+from .base import EventSink, TurnRequest, TurnResult
+from .openai_stream import (
+    ToolCall,
+    ToolCallAccumulator,
+    TurnFailure,
+    add_usage,
+    classify_http_error,
+    iter_sse_data,
+    parse_chunk,
+)
+from .tools_registry import ToolRegistry, ToolsFactory
+
+#: Characters of a tool's arguments shown on its card before the result arrives.
+_ARGS_PREVIEW_CHARS = 200
+
+
+@dataclass(slots=True)
+class _TurnState:
+    """What a turn has produced so far; read back whether it ends well, fails or is interrupted."""
+
+    text: list[str] = field(default_factory=list)
+    reply: list[str] = field(default_factory=list)
+    context: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    after_tools: bool = False
+    call_ids: set[str] = field(default_factory=set)
+
+    def add_text(self, text: str) -> str:
+        """Record a text delta; return it as streamed, with a paragraph break if tools ran since the last text."""
+        streamed = "\n\n" + text if self.after_tools and self.text else text
+        self.after_tools = False
+        self.text.append(streamed)
+        self.reply.append(text)
+        return streamed
+
+    def result(self, **kwargs: Any) -> TurnResult:
+        """The TurnResult, with the reply cut short (if any) as a last assistant row."""
+        context = list(self.context)
+        if self.reply:
+            context.append({"role": "assistant", "content": "".join(self.reply)})
+        return TurnResult(final_text="".join(self.text), context=context, usage=dict(self.usage), **kwargs)
+
+
+class OpenAIAgent(Configurable):
+    """Streams chat completions from an OpenAI-compatible server (OpenAI, llama.cpp, vLLM, Ollama, LiteLLM)."""
+
+    name = "openai"
+
+    base_url = Unicode(
+        config=True,
+        help="Base URL of the API, up to and including `/v1` "
+        "(default: $OPENAI_BASE_URL, else https://api.openai.com/v1).",
+    )
+    model = Unicode(
+        config=True,
+        help="Model name sent with each request (default: $OPENAI_MODEL; empty: the first model the server lists).",
+    )
+    api_key = Unicode(
+        config=True,
+        help="Bearer token for the API (default: $OPENAI_API_KEY; empty: no Authorization header).",
+    )
+    connect_timeout = Float(10.0, config=True, help="Seconds to wait for a connection to the server (default 10).")
+    request_timeout = Float(
+        300.0,
+        config=True,
+        help="Seconds to wait for the next bytes of a reply before failing the turn (default 300): "
+        "an idle limit, not a cap on the whole reply.",
+    )
+    max_iterations = Int(
+        10,
+        config=True,
+        help="Most model requests per turn, tool rounds included (default 10); past it the turn fails.",
+    )
+    system_prompt = Unicode("", config=True, help="System message sent before the history (default empty: none).")
+    temperature = Float(None, allow_none=True, config=True, help="Sampling temperature (default None: the server's).")
+    max_tokens = Int(
+        None, allow_none=True, config=True, help="Reply length cap in tokens (default None: the server's)."
+    )
+    stream_usage = Bool(
+        True,
+        config=True,
+        help="Ask for token usage at the end of the stream, `stream_options.include_usage` (default True; "
+        "turn off for servers that reject the field).",
+    )
+    extra_body = Dict(
+        config=True, help="Fields merged into every request body, e.g. vLLM sampling options (default {})."
+    )
+    extra_headers = Dict(config=True, help="Headers added to every request (default {}).")
+    tool_preview_chars = Int(500, config=True, help="Characters of a tool result shown on its card (default 500).")
+
+    @default("base_url")
+    def _default_base_url(self) -> str:
+        return os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+
+    @default("model")
+    def _default_model(self) -> str:
+        return os.environ.get("OPENAI_MODEL", "")
+
+    @default("api_key")
+    def _default_api_key(self) -> str:
+        return os.environ.get("OPENAI_API_KEY", "")
+
+    def __init__(
+        self, *, tools: ToolRegistry | None = None, tools_factory: ToolsFactory | None = None, **kwargs: Any
+    ) -> None:
+        """`tools` offers one registry to every turn; `tools_factory` builds one per turn (it wins if both)."""
+        super().__init__(**kwargs)
+        self._tools_factory = tools_factory
+        self._tools = tools
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._interrupts: set[str] = set()
+        self._http: httpx.AsyncClient | None = None
+        self._http_loop: asyncio.AbstractEventLoop | None = None
+        self._listed_model: str | None = None
+
+    async def run_turn(self, request: TurnRequest, sink: EventSink) -> TurnResult:
+        state = _TurnState()
+        task = asyncio.create_task(self._converse(request, sink, state))
+        self._tasks[request.run_id] = task
+        if request.run_id in self._interrupts:
+            task.cancel()
+        try:
+            await task
+            return state.result()
+        except TurnFailure as exc:
+            return state.result(failed=True, error=exc.message, error_type=exc.error_type)
+        except httpx.HTTPError as exc:
+            failure = self._transport_failure(exc)
+            return state.result(failed=True, error=failure.message, error_type=failure.error_type)
+        except asyncio.CancelledError:
+            # Our own task was cancelled by `interrupt`; if the caller cancelled us, propagate.
+            current = asyncio.current_task()
+            if task.cancelled() and not (current and current.cancelling()):
+                return state.result(interrupted=True)
+            raise
+        finally:
+            self._tasks.pop(request.run_id, None)
+            self._interrupts.discard(request.run_id)
+
+    async def interrupt(self, run_id: str) -> None:
+        """Cancel the run's task: the in-flight HTTP stream is closed as the cancellation unwinds it."""
+        self._interrupts.add(run_id)
+        task = self._tasks.get(run_id)
+        if task is not None:
+            task.cancel()
+
+    async def aclose(self) -> None:
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._http is not None and self._http_loop is asyncio.get_running_loop():
+            await self._http.aclose()
+        self._http = None
+
+    async def _converse(self, request: TurnRequest, sink: EventSink, state: _TurnState) -> None:
+        """Request, stream, run tools, repeat until the model answers without tool calls."""
+        client = self._client()
+        model = request.model or self.model or await self._listed_model_name(client)
+        registry = self._registry_for(request, sink)
+        messages = self._opening_messages(request)
+        for iteration in range(self.max_iterations):
+            body = self._request_body(model, messages + state.context, registry)
+            calls = await self._stream_reply(client, body, sink, state, f"call-{request.run_id}-{iteration}")
+            reply_text = "".join(state.reply)
+            if not calls:
+                state.reply.clear()
+                if reply_text:
+                    state.context.append({"role": "assistant", "content": reply_text})
+                return
+            assert registry is not None  # _stream_reply only returns calls when tools were offered
+            assistant: dict[str, Any] = {"role": "assistant", "content": reply_text or None}
+            assistant["tool_calls"] = [call.as_message_part() for call in calls]
+            results = [await self._run_tool(call, registry, sink) for call in calls]
+            # The call row and its results land together, so history never holds unanswered
+            # calls; until then an interruption keeps the reply's text as a plain row.
+            state.reply.clear()
+            state.context.extend([assistant, *results])
+            state.after_tools = True
+        raise TurnFailure(
+            "tool_limit_reached",
+            f"The model was still calling tools after {self.max_iterations} requests "
+            "(OpenAIAgent.max_iterations); the turn was stopped.",
+        )
+
+    async def _stream_reply(
+        self, client: httpx.AsyncClient, body: dict[str, Any], sink: EventSink, state: _TurnState, id_prefix: str
+    ) -> list[ToolCall]:
+        """Stream one model reply: text and reasoning go out as they arrive; tool calls are returned."""
+        accumulator = ToolCallAccumulator(id_prefix)
+        url = self.base_url.rstrip("/") + "/chat/completions"
+        async with client.stream("POST", url, json=body, headers=self._headers()) as response:
+            if response.status_code >= 400:
+                raise classify_http_error(response.status_code, await response.aread())
+            async for data in _reply_payloads(response):
+                delta = parse_chunk(data)
+                if delta.reasoning:
+                    sink.emit(REASONING, {"text": delta.reasoning})
+                if delta.text:
+                    sink.emit(TOKEN, {"text": state.add_text(delta.text)})
+                if delta.tool_calls:
+                    accumulator.add(delta.tool_calls)
+                if delta.usage:
+                    add_usage(state.usage, delta.usage)
+        if accumulator and "tools" not in body:
+            raise TurnFailure("bad_response", "The model called a tool although none was offered.")
+        return accumulator.finish(state.call_ids)
+
+    async def _run_tool(self, call: ToolCall, registry: ToolRegistry, sink: EventSink) -> dict[str, Any]:
+        """Announce, run and report one tool call; return the `tool` message for the model."""
+        args, problem = _parse_arguments(call)
+        sink.emit(TOOL, {"tid": call.id, "name": call.name, "args": args, "preview": _args_preview(args)})
+        started = time.monotonic()
+        try:
+            if problem:
+                result, is_error = problem, True
+            else:
+                result, is_error = await registry.call(call.name, args)
+        except asyncio.CancelledError:
+            self._emit_tool_complete(sink, call, "Interrupted before the tool finished.", started, True)
+            raise
+        except Exception as exc:  # noqa: BLE001 - a registry is plugged in; its bug is the model's tool error
+            result, is_error = f"The tool failed: {type(exc).__name__}: {exc}", True
+        self._emit_tool_complete(sink, call, result, started, is_error)
+        return {"role": "tool", "tool_call_id": call.id, "content": result}
+
+    def _emit_tool_complete(
+        self, sink: EventSink, call: ToolCall, result: str, started: float, is_error: bool
+    ) -> None:
+        preview = result if len(result) <= self.tool_preview_chars else result[: self.tool_preview_chars] + "…"
+        sink.emit(TOOL_COMPLETE, {
+            "tid": call.id, "name": call.name, "preview": preview,
+            "duration": round(time.monotonic() - started, 6), "is_error": is_error,
+        })
+
+    def _opening_messages(self, request: TurnRequest) -> list[dict[str, Any]]:
+        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        return [*system, *request.history, {"role": "user", "content": request.message}]
+
+    def _request_body(
+        self, model: str, messages: list[dict[str, Any]], registry: ToolRegistry | None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": model, "messages": messages, "stream": True}
+        if self.stream_usage:
+            body["stream_options"] = {"include_usage": True}
+        schemas = registry.schemas() if registry is not None else []
+        if schemas:
+            body["tools"] = schemas
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        body.update(self.extra_body)
+        return body
+
+    def _registry_for(self, request: TurnRequest, sink: EventSink) -> ToolRegistry | None:
+        if self._tools_factory is not None:
+            return self._tools_factory(request, sink)
+        return self._tools
+
+    def _headers(self) -> dict[str, str]:
+        headers = {str(k): str(v) for k, v in self.extra_headers.items()}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def _client(self) -> httpx.AsyncClient:
+        """One pooled client per event loop (a client cannot outlive the loop its sockets belong to)."""
+        loop = asyncio.get_running_loop()
+        if self._http is None or self._http_loop is not loop:
+            timeout = httpx.Timeout(self.request_timeout, connect=self.connect_timeout)
+            self._http = httpx.AsyncClient(timeout=timeout)
+            self._http_loop = loop
+        return self._http
+
+    async def _listed_model_name(self, client: httpx.AsyncClient) -> str:
+        """With no model configured, use the first the server lists (llama.cpp serves exactly one)."""
+        if self._listed_model:
+            return self._listed_model
+        response = await client.get(self.base_url.rstrip("/") + "/models", headers=self._headers())
+        if response.status_code >= 400:
+            raise classify_http_error(response.status_code, response.content)
+        try:
+            self._listed_model = str(response.json()["data"][0]["id"])
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise TurnFailure(
+                "config", "No model is configured (OpenAIAgent.model / OPENAI_MODEL) and the server lists none."
+            ) from exc
+        return self._listed_model
+
+    def _transport_failure(self, exc: httpx.HTTPError) -> TurnFailure:
+        where = self.base_url
+        if isinstance(exc, httpx.ConnectError):
+            return TurnFailure("connection", f"Could not connect to the model server at {where}: {exc}")
+        if isinstance(exc, httpx.TimeoutException):
+            return TurnFailure("timeout", f"The model server at {where} did not answer in time ({type(exc).__name__}).")
+        if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+            return TurnFailure("connection", f"The model server at {where} closed the stream early: {exc}")
+        return TurnFailure("http_error", f"Request to the model server at {where} failed: {type(exc).__name__}: {exc}")
+
+
+async def _reply_payloads(response: httpx.Response) -> AsyncIterator[str]:
+    """SSE data payloads, or the whole body once when the server ignored `stream` and sent JSON."""
+    if "application/json" in response.headers.get("content-type", ""):
+        yield (await response.aread()).decode("utf-8", "replace")
+        return
+    async for data in iter_sse_data(response.aiter_lines()):
+        yield data
+
+
+def _parse_arguments(call: ToolCall) -> tuple[dict[str, Any], str | None]:
+    """The call's arguments as a dict, or a message for the model saying why they are unusable."""
+    if not call.name:
+        return {}, "The tool call had no tool name."
+    try:
+        args = json.loads(call.arguments) if call.arguments.strip() else {}
+    except ValueError:
+        return {"_unparsed": call.arguments}, f"The arguments of {call.name} are not valid JSON: {call.arguments[:200]}"
+    if not isinstance(args, dict):
+        return {"_unparsed": call.arguments}, f"The arguments of {call.name} must be a JSON object."
+    return args, None
+
+
+def _args_preview(args: dict[str, Any]) -> str:
+    """A one-line summary for the tool card: the lone string argument, else compact JSON."""
+    values = list(args.values())
+    text = values[0] if len(values) == 1 and isinstance(values[0], str) else json.dumps(args, ensure_ascii=False)
+    return text if len(text) <= _ARGS_PREVIEW_CHARS else text[:_ARGS_PREVIEW_CHARS] + "…"

@@ -1,0 +1,34 @@
+"""The seam between a model-driven backend and the tools it may call.
+
+A backend that runs its own tool loop (the `openai` backend) asks a registry for
+the schemas to advertise and calls tools through it; approvals, confinement and
+the notebook binding live behind the registry, never in the backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol, runtime_checkable
+
+from .base import EventSink, TurnRequest
+
+
+@runtime_checkable
+class ToolRegistry(Protocol):
+    """Tools offered to the model for one turn."""
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """OpenAI `tools` entries: `{"type": "function", "function": {name, description, parameters}}`."""
+        ...
+
+    async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+        """Run one tool; return `(result_text, is_error)`.
+
+        An unknown tool or refused approval is a result with `is_error=True`, not
+        an exception: the model reads the text and may try something else.
+        """
+        ...
+
+
+#: Builds the registry of one turn, so it can hold that turn's sink (for approval
+#: events) and notebook binding. Returning None offers the model no tools.
+ToolsFactory = Callable[[TurnRequest, EventSink], "ToolRegistry | None"]

@@ -1,0 +1,110 @@
+"""Settle a turn into its session, however it ended. Pure transcript edits plus one save.
+
+Every ending folds the run's journal rows with the same `transcript.Fold`, so
+a completed, failed, cancelled or interrupted turn reads alike; they differ
+only in the row that closes them (none, an error, a cancel or an interrupted
+marker). The caller holds the session lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from .. import markers
+from ..events import JournalRow
+from ..recovery import clear_pending
+from ..store import Session, SessionStore
+from ..transcript import Fold, append_to_context
+
+log = logging.getLogger(__name__)
+
+
+def append_user_turn(session: Session, run_id: str) -> int:
+    """The pending prompt as the turn's user row (in the transcript and the model's context)."""
+    started = session.pending_started_at or time.time()
+    row: dict[str, Any] = {
+        "role": "user", "content": session.pending_user_message or "",
+        "timestamp": int(started), "_run_id": run_id,
+    }
+    if session.pending_attachments:
+        row["attachments"] = list(session.pending_attachments)
+    session.messages.append(row)
+    append_to_context(session, row)
+    return len(session.messages) - 1
+
+
+def fold_turn(session: Session, run_id: str, rows: list[JournalRow]) -> tuple[int, bool]:
+    """User row + the run's output; returns (index of the user row, whether there was output)."""
+    turn = append_user_turn(session, run_id)
+    output = Fold(session, run_id, turn, recovered=False).feed(rows)
+    return turn, output
+
+
+def settle_completed(
+    session: Session,
+    run_id: str,
+    rows: list[JournalRow],
+    *,
+    context: list[dict[str, Any]],
+    replace_context: bool,
+) -> None:
+    """A finished turn: the journal's display rows, and the backend's own model-facing rows.
+
+    The fold mirrors assistant text into the context; when the backend reports
+    its own rows (tool calls and results included) they replace that mirror.
+    """
+    fold_turn(session, run_id, rows)
+    if replace_context:
+        session.context_messages = list(context)
+    elif context:
+        ctx = session.context_messages
+        last_user = max((i for i, r in enumerate(ctx) if r.get("role") == "user"), default=-1)
+        session.context_messages = ctx[: last_user + 1] + list(context)
+    clear_pending(session)
+
+
+def settle_error(
+    store: SessionStore, session: Session, run_id: str, rows: list[JournalRow], *, message: str, error_type: str
+) -> dict[str, Any]:
+    """A failed turn keeps its partial output and ends in an error row; returns the `apperror` payload.
+
+    If the save fails, the payload carries the turn's rows (`terminal_session_persisted:
+    false`) so recovery can still materialize the error from the journal.
+    """
+    turn, _ = fold_turn(session, run_id, rows)
+    session.messages.append({
+        "role": "assistant", "content": f"**Error:** {message}", "timestamp": int(time.time()),
+        "_error": True, "_run_id": run_id,
+    })
+    clear_pending(session)
+    payload: dict[str, Any] = {"message": message, "type": error_type, "session_id": session.session_id}
+    try:
+        store.save(session)
+    except OSError:
+        log.exception("could not save the failed turn of session %s; the journal keeps it", session.session_id)
+        store.evict(session.session_id)
+        payload["session"] = {"session_id": session.session_id, "messages": session.messages[turn:]}
+        payload["terminal_session_persisted"] = False
+        return payload
+    payload["terminal_session_persisted"] = True
+    payload["terminal_session_persisted_session_id"] = session.session_id
+    return payload
+
+
+def settle_cancelled(session: Session, run_id: str, rows: list[JournalRow]) -> None:
+    """A cancelled turn: partial output kept as `_partial` rows, then the cancel marker."""
+    start = len(session.messages)
+    fold_turn(session, run_id, rows)
+    for row in session.messages[start + 1:]:
+        row["_partial"] = True
+    session.messages.append(markers.cancel_marker())
+    clear_pending(session)
+
+
+def settle_interrupted(session: Session, run_id: str, rows: list[JournalRow], cause: str) -> None:
+    """A live turn stopped by the server (kernel restart, shutdown): partial output plus the marker."""
+    _, output = fold_turn(session, run_id, rows)
+    session.messages.append(markers.interrupted_marker(cause, recovered_output=output))
+    clear_pending(session)
