@@ -167,7 +167,8 @@ class RunJournal:
         self._mid = f',"run_id":"{run_id}","session_id":"{session_id}","event":"'.encode()
         self._fd = self._open()
         self.last_seq, torn = _scan_tail(self._fd, session_id, run_id)
-        self._needs_newline = torn
+        if torn:
+            _cut_torn_tail(self._fd, self.path)
 
     def _open(self) -> int:
         created = ensure_dir(self.path.parent)
@@ -204,10 +205,7 @@ class RunJournal:
                 b',"terminal_state":', f'"{state}"'.encode() if state else b"null",
                 b',"payload":', payload_bytes, b"}\n",
             ))
-            if self._needs_newline:
-                line = b"\n" + line
             _write_all(self._fd, line)
-            self._needs_newline = False
             self.last_seq = seq
             if self.durability == "every" or state is not None:
                 os.fsync(self._fd)
@@ -220,7 +218,7 @@ class RunJournal:
             "session_id": self.session_id, "event": event, "type": event, "created_at": ts,
             "terminal": state is not None, "terminal_state": state, "payload": payload,
         }
-        return Appended(row, line.lstrip(b"\n"))
+        return Appended(row, line)
 
     def _encode_payload(self, payload: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
         data = orjson.dumps(payload, default=str)
@@ -272,6 +270,27 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+def _cut_torn_tail(fd: int, path: Path) -> None:
+    """Drop a last line that was never finished, so the next append starts on a line of its own.
+
+    The fragment is what a writer left when it died inside `write(2)`: its append
+    never returned, so no one was told about it. Cutting it (instead of ending it
+    with a newline) also keeps a fragment that happens to be complete JSON from
+    reappearing with a seq the next append will reuse.
+    """
+    size = os.fstat(fd).st_size
+    start = max(0, size - _TAIL_CHUNK)
+    while True:
+        cut = os.pread(fd, size - start, start).rfind(b"\n")
+        if cut >= 0 or start == 0:
+            break
+        start = max(0, start - _TAIL_CHUNK)
+    keep = start + cut + 1 if cut >= 0 else 0
+    log.warning("journal %s: cutting a torn last line of %d bytes", path, size - keep)
+    os.ftruncate(fd, keep)
+    os.fsync(fd)
 
 
 def _scan_tail(fd: int, session_id: str, run_id: str) -> tuple[int, bool]:
@@ -327,7 +346,7 @@ def iter_rows(
                 try:
                     seq = row["seq"]
                     valid = (
-                        type(seq) is int and seq > 0
+                        type(seq) is int and seq > last_valid
                         and row["event_id"] == prefix + str(seq)
                         and row["run_id"] == run_id and row["session_id"] == session_id
                         and type(row["event"]) is str and type(row["payload"]) is dict

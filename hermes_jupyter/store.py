@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +64,10 @@ class Session:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        extra = data.pop("extra")
+        """A shallow mapping for serialization (no deep copy: sidecars can hold long transcripts)."""
+        data = {f.name: getattr(self, f.name) for f in _FIELDS}
         data["message_count"] = len(self.messages)
-        return {**extra, **data}
+        return {**self.extra, **data}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Session:
@@ -89,6 +89,9 @@ class Session:
     @property
     def is_pending(self) -> bool:
         return bool(self.pending_user_message and self.active_stream_id)
+
+
+_FIELDS = tuple(f for f in fields(Session) if f.name != "extra")
 
 
 class SessionStore:

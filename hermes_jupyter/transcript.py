@@ -8,7 +8,6 @@ their completion by `tid` and anchored to their text segment (`assistant_msg_idx
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -16,7 +15,6 @@ from typing import Any, Iterable
 from .events import JournalRow
 from .store import Session
 
-_WS_RE = re.compile(r"\s+")
 #: Contained-text dedupe only for texts at least this long (shorter ones must match exactly).
 MIN_CONTAINED_DEDUPE_CHARS = 24
 _LONG_ARG_KEYS = frozenset({"command", "path", "patch", "content", "code", "file_path"})
@@ -24,7 +22,8 @@ _API_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 
 def normalize_text(text: Any) -> str:
-    return _WS_RE.sub(" ", str(text or "")).strip()
+    """Whitespace-collapsed text, for comparing segments that differ only in spacing."""
+    return " ".join(str(text or "").split())
 
 
 def cut_args(args: Any) -> Any:

@@ -1,0 +1,1 @@
+"""Tests of the agent backends, mirroring `hermes_jupyter/agents/`."""
