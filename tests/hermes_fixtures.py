@@ -79,3 +79,36 @@ def make_stale_session(session_id: str = "stale_sid", pending_msg: str = "Hello 
     s.pending_attachments = []
     s.pending_started_at = None
     return s
+
+
+@dataclass
+class Engine:
+    """The run engine over a `Core`, with the demo agent and a scripted agent."""
+
+    core: Core
+    manager: Any
+    demo: Any
+    scripted: Any
+
+    def new_session(self, backend: str = "demo", **values: Any) -> Session:
+        return self.core.store.create(backend=backend, **values)
+
+
+def build_engine(core: Core, *, token_delay: float = 0.001, cancel_grace_s: float = 0.5, **kwargs: Any) -> Engine:
+    from hermes_jupyter.agents.demo import DemoAgent
+    from hermes_jupyter.runs.manager import RunManager
+
+    from .fakes.scripted_agent import ScriptedAgent
+
+    demo = DemoAgent(token_delay=token_delay)
+    scripted = ScriptedAgent()
+    manager = RunManager(
+        core.store, core.journals, core.recovery, core.live, {"demo": demo, "scripted": scripted},
+        cancel_grace_s=cancel_grace_s, **kwargs,
+    )
+    return Engine(core, manager, demo, scripted)
+
+
+@pytest.fixture
+def hermes_engine(hermes_core: Core) -> Engine:
+    return build_engine(hermes_core)

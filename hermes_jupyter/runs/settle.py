@@ -66,14 +66,25 @@ def settle_completed(
 
 
 def settle_error(
-    store: SessionStore, session: Session, run_id: str, rows: list[JournalRow], *, message: str, error_type: str
+    store: SessionStore,
+    session: Session,
+    run_id: str,
+    rows: list[JournalRow],
+    *,
+    message: str,
+    error_type: str,
+    replaced_context: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """A failed turn keeps its partial output and ends in an error row; returns the `apperror` payload.
 
-    If the save fails, the payload carries the turn's rows (`terminal_session_persisted:
+    `replaced_context` is the history a backend compacted during the turn: even a
+    failed turn must not leave the session on its pre-compression history. If the
+    save fails, the payload carries the turn's rows (`terminal_session_persisted:
     false`) so recovery can still materialize the error from the journal.
     """
     turn, _ = fold_turn(session, run_id, rows)
+    if replaced_context is not None:
+        session.context_messages = list(replaced_context)
     session.messages.append({
         "role": "assistant", "content": f"**Error:** {message}", "timestamp": int(time.time()),
         "_error": True, "_run_id": run_id,

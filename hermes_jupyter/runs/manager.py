@@ -1,0 +1,515 @@
+"""RunManager: server-owned runs. Admission, pending state, the worker, settle, cancel, retry, undo.
+
+A run belongs to this process, never to a kernel or a browser tab. Its events
+are journaled before anyone sees them; observers come and go. The session lock
+is held only for in-memory edits and the save, never across agent I/O. Every
+turn is settled exactly once: by the worker (completed, failed), by cancel or
+interrupt, or, if the worker exits without settling, by last-resort recovery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from ..agents.base import AgentBackend, NotebookBinding, TurnRequest, TurnResult
+from ..events import APPERROR, CANCEL, DONE, INTERRUPTED_ERROR_TYPE
+from ..ids import new_run_id, validate_id
+from ..journal import Journals
+from ..liveness import LiveRuns
+from ..recovery import Recovery
+from ..store import Session, SessionStore
+from ..transcript import api_messages
+from . import settle
+from .binding import sync_session_split
+from .fanout import Observer, RunChannel, RunObservers
+from .sink import RunSink
+from .status import RunStatusIndex
+
+log = logging.getLogger(__name__)
+
+Lifecycle = Callable[[str, dict[str, Any]], None]
+
+
+class RunActive(RuntimeError):
+    """The session already has a live run (HTTP 409)."""
+
+
+class Draining(RuntimeError):
+    """The server is shutting down and takes no new runs."""
+
+
+class NothingToRetry(RuntimeError):
+    """Retry or undo on a session without a user turn."""
+
+
+@dataclass
+class Run:
+    run_id: str
+    session_id: str
+    message: str
+    backend: AgentBackend
+    generation: int
+    started_backend_id: str | None
+    notebook: NotebookBinding | None
+    channel: RunChannel
+    sink: RunSink
+    started_at: float = field(default_factory=time.time)
+    #: running → settling | cancelling | interrupting → settled
+    state: str = "running"
+    task: asyncio.Task[None] | None = None
+    checkpointed_seq: int = 0
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class RunManager:
+    def __init__(
+        self,
+        store: SessionStore,
+        journals: Journals,
+        recovery: Recovery,
+        live: LiveRuns,
+        backends: Mapping[str, AgentBackend],
+        *,
+        default_backend: str = "demo",
+        cancel_grace_s: float = 5.0,
+        checkpoint_interval_s: float = 15.0,
+        heartbeat_s: float = 15.0,
+        on_lifecycle: Lifecycle | None = None,
+    ) -> None:
+        self.store = store
+        self.journals = journals
+        self.recovery = recovery
+        self.live = live
+        self.backends = dict(backends)
+        self.default_backend = default_backend
+        self.cancel_grace_s = cancel_grace_s
+        self.checkpoint_interval_s = checkpoint_interval_s
+        self.observers = RunObservers(journals, heartbeat_s=heartbeat_s)
+        self.status = RunStatusIndex(journals)
+        self.on_lifecycle = on_lifecycle or (lambda name, data: None)
+        self.draining = False
+        self._runs: dict[str, Run] = {}
+        self._generations: dict[str, int] = {}
+        self._generation_lock = threading.Lock()
+
+    # -- admission --------------------------------------------------------------------------
+    async def start_run(
+        self,
+        session_id: str,
+        message: str | None,
+        *,
+        attachments: list[dict[str, Any]] | None = None,
+        notebook: NotebookBinding | None = None,
+        prepare: Callable[[Session], tuple[str, list[dict[str, Any]]]] | None = None,
+    ) -> Run:
+        """Admit a turn: pending state is saved before the worker starts (409 while a run is live).
+
+        The locked part (repair, admission, save with its fsyncs) runs off the event
+        loop, so admitting one run never stalls the delivery of others.
+        """
+        if self.draining:
+            raise Draining("the server is shutting down; no new runs")
+        validate_id(session_id, "session id")
+        loop = asyncio.get_running_loop()
+        run = await asyncio.to_thread(self._admit_run, session_id, message, attachments, notebook, prepare, loop)
+        run.task = loop.create_task(self._worker(run), name=f"hermes-run-{run.run_id}")
+        self.on_lifecycle("run.started", self._describe(run))
+        return run
+
+    def _admit_run(
+        self,
+        session_id: str,
+        message: str | None,
+        attachments: list[dict[str, Any]] | None,
+        notebook: NotebookBinding | None,
+        prepare: Callable[[Session], tuple[str, list[dict[str, Any]]]] | None,
+        loop: asyncio.AbstractEventLoop,
+    ) -> Run:
+        self.recovery.get_session(session_id)  # settle a stale turn first
+        with self.store.lock(session_id):
+            session = self.store.load(session_id)
+            self._admit(session)
+            if prepare is not None:
+                message, attachments = prepare(session)
+            if not message or not message.strip():
+                raise ValueError("message must be a non-empty string")
+            run = self._create_run(session, message, attachments or [], notebook, loop)
+            try:
+                self.store.save(session)
+            except BaseException:
+                self._forget(run, loop)
+                raise
+        return run
+
+    def _admit(self, session: Session) -> None:
+        stream = session.active_stream_id
+        if stream and self.live.is_live(stream):
+            raise RunActive(f"session {session.session_id} already has a running turn ({stream})")
+        if stream and session.pending_user_message:
+            # Not live in this process: a dead turn inside the grace period. Settle it now.
+            self.recovery.apply_core_sync_or_error_marker(session, stream)
+
+    def _create_run(
+        self,
+        session: Session,
+        message: str,
+        attachments: list[dict[str, Any]],
+        notebook: NotebookBinding | None,
+        loop: asyncio.AbstractEventLoop,
+    ) -> Run:
+        run_id = new_run_id()
+        backend_name = session.backend or self.default_backend
+        backend = self.backends.get(backend_name) or self.backends[self.default_backend]
+        writer = self.journals.writer(session.session_id, run_id)  # the journal exists before the turn is pending
+        channel = self.observers.open(session.session_id, run_id)
+        run = Run(
+            run_id=run_id, session_id=session.session_id, message=message, backend=backend,
+            generation=self.invalidate_generation(session.session_id), started_backend_id=session.backend_session_id,
+            notebook=notebook, channel=channel, sink=RunSink(writer, channel, loop),
+        )
+        self.live.register_worker(run_id, session.session_id)
+        self.live.register_stream(run_id)
+        self._runs[run_id] = run
+        session.active_stream_id = run_id
+        session.pending_user_message = message
+        session.pending_attachments = list(attachments)
+        session.pending_started_at = run.started_at
+        session.last_run_id = run_id
+        if notebook is not None:
+            session.notebook_path = notebook.notebook_path or session.notebook_path
+            session.cell_id = notebook.cell_id
+            session.kernel_id = notebook.kernel_id
+        return run
+
+    def invalidate_generation(self, session_id: str) -> int:
+        """Start a new run generation for a session; older runs may no longer move its binding."""
+        with self._generation_lock:
+            self._generations[session_id] = self._generations.get(session_id, 0) + 1
+            return self._generations[session_id]
+
+    def generation(self, session_id: str) -> int:
+        return self._generations.get(session_id, 0)
+
+    # -- the worker -------------------------------------------------------------------------
+    async def _worker(self, run: Run) -> None:
+        checkpoint = asyncio.create_task(self._checkpoint_loop(run))
+        try:
+            result = await self._run_backend(run)
+            if result is not None and run.state == "running":
+                run.state = "settling"
+                await self._settle_result(run, result)
+        finally:
+            await self._stop_checkpoint(checkpoint)
+            if run.state in ("running", "settling"):
+                await asyncio.to_thread(self._settle_last_resort, run)
+                self._finish(run, "run.interrupted")
+
+    async def _run_backend(self, run: Run) -> TurnResult | None:
+        session = self.store.load(run.session_id)
+        request = TurnRequest(
+            session_id=run.session_id, run_id=run.run_id, message=run.message,
+            history=api_messages(session.context_messages),
+            attachments=list(session.pending_attachments), backend_session_id=run.started_backend_id,
+            model=session.model, notebook=run.notebook,
+        )
+        try:
+            return await run.backend.run_turn(request, run.sink)
+        except asyncio.CancelledError:
+            if run.state == "running":
+                raise  # the server is cancelling the task itself: last resort settles
+            return None  # abandoned by cancel/interrupt, which settle the turn
+        except Exception as exc:  # any backend failure becomes a settled error turn
+            log.exception("backend %s failed in run %s", run.backend.name, run.run_id)
+            return TurnResult(failed=True, error=f"{type(exc).__name__}: {exc}", error_type="backend_exception")
+
+    async def _settle_result(self, run: Run, result: TurnResult) -> None:
+        lifecycle = await asyncio.to_thread(self._settle_result_sync, run, result)
+        self._finish(run, lifecycle)
+
+    def _settle_result_sync(self, run: Run, result: TurnResult) -> str:
+        """Fold the journal into the session, save, then journal the terminal event (off the loop)."""
+        rows = self._rows_of(run)
+        if result.interrupted or result.error_type == "agent_crashed":
+            cause = "lost_worker" if result.error_type == "agent_crashed" else "unknown"
+            self._settle_stopped_locked(run, rows, "interrupt", cause, result)
+            self._append_terminal(run, APPERROR, _interrupted_payload(run, cause, result.error))
+            return "run.interrupted"
+        if result.failed:
+            self._append_terminal(run, APPERROR, self._settle_failed(run, rows, result))
+            return "run.failed"
+        self._settle_completed(run, rows, result)
+        self._append_terminal(run, DONE, {
+            "session_id": run.session_id, "usage": result.usage, "backend_session_id": result.backend_session_id,
+        })
+        return "run.finished"
+
+    def _settle_completed(self, run: Run, rows: list[Any], result: TurnResult) -> None:
+        with self.store.lock(run.session_id):
+            session = self.store.load(run.session_id)
+            if session.active_stream_id != run.run_id:
+                return  # repaired or superseded meanwhile: the journal keeps this run's output
+            self._sync_split(run, session, result)
+            settle.settle_completed(session, run.run_id, rows, context=result.context, replace_context=result.replace_context)
+            _add_usage(session, result.usage)
+            self.store.save(session)
+
+    def _settle_failed(self, run: Run, rows: list[Any], result: TurnResult) -> dict[str, Any]:
+        message = result.error or "the agent failed"
+        with self.store.lock(run.session_id):
+            session = self.store.load(run.session_id)
+            if session.active_stream_id != run.run_id:
+                return {"message": message, "type": result.error_type or "error", "session_id": run.session_id}
+            self._sync_split(run, session, result)
+            return settle.settle_error(
+                self.store, session, run.run_id, rows, message=message, error_type=result.error_type or "error",
+                replaced_context=result.context if result.replace_context else None,
+            )
+
+    def _sync_split(self, run: Run, session: Session, result: TurnResult) -> None:
+        split = sync_session_split(
+            session, started_id=run.started_backend_id, reported_id=result.backend_session_id,
+            run_generation=run.generation, current_generation=self.generation(run.session_id),
+            history_len=len(session.context_messages), compacted=result.replace_context,
+        )
+        if split.persisted:
+            self.on_lifecycle("session.binding_moved", {
+                "session_id": run.session_id, "from": run.started_backend_id, "to": split.backend_session_id,
+            })
+
+    def _settle_last_resort(self, run: Run) -> None:
+        """The worker exits without having settled: recovery settles from the journal."""
+        try:
+            session = self.store.load(run.session_id)
+            self.recovery.settle_last_resort(session, run.run_id, cancelling=run.state == "cancelling")
+        except Exception:  # the next read repairs it; nothing more to do here
+            log.exception("last-resort settle of run %s failed", run.run_id)
+        self._append_terminal(run, APPERROR, _interrupted_payload(run, "lost_worker", "the worker exited unexpectedly"))
+
+    # -- checkpoint -------------------------------------------------------------------------
+    async def _checkpoint_loop(self, run: Run) -> None:
+        while True:
+            await asyncio.sleep(self.checkpoint_interval_s)
+            await asyncio.to_thread(self._checkpoint, run)
+
+    def _checkpoint(self, run: Run) -> None:
+        """Persist the run's progress in the sidecar (the journal holds the output itself)."""
+        if run.channel.last_seq == run.checkpointed_seq:
+            return
+        lock = self.store.lock(run.session_id)
+        if not lock.acquire(blocking=False):
+            return
+        try:
+            session = self.store.load(run.session_id)
+            if session.active_stream_id == run.run_id:
+                session.extra["run_progress"] = {"run_id": run.run_id, "last_seq": run.channel.last_seq, "at": time.time()}
+                self.store.save(session, touch=False)
+                run.checkpointed_seq = run.channel.last_seq
+        finally:
+            lock.release()
+
+    async def _stop_checkpoint(self, task: asyncio.Task[None]) -> None:
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+
+    # -- cancel and interrupt -----------------------------------------------------------------
+    async def cancel(self, run_id: str) -> bool:
+        """Cancel a live run: keep its partial output, journal `cancel`, free the session at once."""
+        return await self._stop(run_id, "cancel")
+
+    async def interrupt(self, run_id: str, cause: str) -> bool:
+        """Stop a live run on the server's behalf (kernel restart, shutdown): partial output + marker."""
+        return await self._stop(run_id, "interrupt", cause)
+
+    async def _stop(self, run_id: str, kind: str, cause: str = "unknown") -> bool:
+        validate_id(run_id, "run id")
+        run = self._runs.get(run_id)
+        if run is None:
+            self.status.session_of(run_id)  # raises UnknownRun if there never was such a run
+            return False
+        if run.state != "running":
+            return False
+        run.state = "cancelling" if kind == "cancel" else "interrupting"
+        worker = self.live.worker(run_id)
+        if worker is not None:
+            worker.phase = run.state
+            worker.cancelling_since = time.time()
+        self.invalidate_generation(run.session_id)
+        await self._stop_backend(run)
+        try:
+            await asyncio.to_thread(self._settle_stopped_sync, run, kind, cause)
+        finally:
+            self._finish(run, "run.cancelled" if kind == "cancel" else "run.interrupted")
+        return True
+
+    def _settle_stopped_sync(self, run: Run, kind: str, cause: str) -> None:
+        try:
+            self._settle_stopped_locked(run, self._rows_of(run), kind, cause, None)
+        finally:
+            if kind == "cancel":
+                self._append_terminal(run, CANCEL, {"message": "Cancelled by user", "session_id": run.session_id})
+            else:
+                self._append_terminal(run, APPERROR, _interrupted_payload(run, cause, None))
+
+    async def _stop_backend(self, run: Run) -> None:
+        """Interrupt the backend and give its turn `cancel_grace_s` to return; then abandon it."""
+        try:
+            await asyncio.wait_for(run.backend.interrupt(run.run_id), self.cancel_grace_s)
+        except Exception:  # a backend that cannot even be interrupted is abandoned below
+            log.exception("interrupt of run %s failed", run.run_id)
+        if run.task is not None and not run.task.done():
+            done, _ = await asyncio.wait({run.task}, timeout=self.cancel_grace_s)
+            if not done:
+                log.warning("run %s ignored interrupt for %.1fs; abandoning it", run.run_id, self.cancel_grace_s)
+                run.task.cancel()
+        run.sink.close()
+
+    def _settle_stopped_locked(
+        self, run: Run, rows: list[Any], kind: str, cause: str, result: TurnResult | None
+    ) -> None:
+        with self.store.lock(run.session_id):
+            session = self.store.load(run.session_id)
+            if session.active_stream_id != run.run_id:
+                return
+            if result is not None:
+                self._sync_split(run, session, result)
+            if kind == "cancel":
+                settle.settle_cancelled(session, run.run_id, rows)
+            else:
+                settle.settle_interrupted(session, run.run_id, rows, cause)
+            self.store.save(session)
+
+    async def interrupt_bound(self, kernel_id: str, cause: str = "kernel_restart") -> list[str]:
+        """Interrupt every live run started from this kernel; returns their run ids."""
+        bound = [r.run_id for r in list(self._runs.values()) if r.notebook and r.notebook.kernel_id == kernel_id and r.state == "running"]
+        for run_id in bound:
+            await self.interrupt(run_id, cause)
+        return bound
+
+    async def drain(self, timeout_s: float) -> list[str]:
+        """Refuse new runs, wait up to `timeout_s` for active ones, interrupt the rest (`server_shutdown`)."""
+        self.draining = True
+        pending = [r.done.wait() for r in self._runs.values()]
+        if pending:
+            await asyncio.wait([asyncio.ensure_future(p) for p in pending], timeout=timeout_s)
+        left = [r.run_id for r in list(self._runs.values()) if r.state == "running"]
+        for run_id in left:
+            await self.interrupt(run_id, "server_shutdown")
+        return left
+
+    # -- retry and undo ------------------------------------------------------------------------
+    async def retry(self, session_id: str) -> Run:
+        """Rerun the last user turn, dropping its previous answer or interrupted marker."""
+        def prepare(session: Session) -> tuple[str, list[dict[str, Any]]]:
+            idx = _last_user_index(session)
+            user = session.messages[idx]
+            _truncate_turn(session, idx)
+            return str(user.get("content") or ""), list(user.get("attachments") or [])
+
+        return await self.start_run(session_id, None, prepare=prepare)
+
+    async def undo(self, session_id: str) -> Session:
+        """Remove the last turn (its user row and everything after it)."""
+        validate_id(session_id, "session id")
+        return await asyncio.to_thread(self._undo_sync, session_id)
+
+    def _undo_sync(self, session_id: str) -> Session:
+        self.recovery.get_session(session_id)
+        with self.store.lock(session_id):
+            session = self.store.load(session_id)
+            if session.active_stream_id and self.live.is_live(session.active_stream_id):
+                raise RunActive(f"session {session_id} has a running turn")
+            _truncate_turn(session, _last_user_index(session))
+            self.store.save(session)
+            return session
+
+    # -- observers and status ------------------------------------------------------------------
+    def attach(self, run_id: str, after_seq: int = 0, *, heartbeat_s: float | None = None) -> Observer:
+        validate_id(run_id, "run id")
+        run = self._runs.get(run_id)
+        session_id = run.session_id if run else self.status.session_of(run_id)
+        return self.observers.attach(session_id, run_id, after_seq, heartbeat_s=heartbeat_s)
+
+    def run_status(self, run_id: str) -> dict[str, Any]:
+        validate_id(run_id, "run id")
+        run = self._runs.get(run_id)
+        if run is not None and run.state == "running":
+            return {"run_id": run_id, "session_id": run.session_id, "status": "running", "last_seq": run.channel.last_seq}
+        return self.status.describe(run_id)
+
+    def active_runs(self) -> list[Run]:
+        return list(self._runs.values())
+
+    # -- bookkeeping ----------------------------------------------------------------------------
+    def _rows_of(self, run: Run) -> list[Any]:
+        return self.journals.read(run.session_id, run.run_id).rows
+
+    def _append_terminal(self, run: Run, event: str, payload: dict[str, Any]) -> None:
+        try:
+            run.sink.append_terminal(event, payload)
+        except (OSError, ValueError):
+            log.exception("could not journal the terminal event of run %s", run.run_id)
+
+    def _finish(self, run: Run, lifecycle: str) -> None:
+        run.state = "settled"
+        self._forget(run, asyncio.get_running_loop())
+        self.status.remember(run.run_id, run.session_id)
+        run.done.set()
+        self.on_lifecycle(lifecycle, self._describe(run))
+
+    def _forget(self, run: Run, loop: asyncio.AbstractEventLoop) -> None:
+        self.live.unregister_worker(run.run_id)
+        self.live.unregister_stream(run.run_id)
+        self._runs.pop(run.run_id, None)
+        self.journals.close_writer(run.session_id, run.run_id)
+        loop.call_soon_threadsafe(self.observers.release, run.run_id, 30.0, loop.call_later)
+
+    def _describe(self, run: Run) -> dict[str, Any]:
+        return {
+            "run_id": run.run_id, "session_id": run.session_id, "backend": run.backend.name,
+            "kernel_id": run.notebook.kernel_id if run.notebook else None,
+            "duration_s": round(time.time() - run.started_at, 3),
+        }
+
+
+def _interrupted_payload(run: Run, cause: str, detail: str | None) -> dict[str, Any]:
+    return {
+        "type": INTERRUPTED_ERROR_TYPE, "cause": cause, "session_id": run.session_id,
+        "message": detail or f"The run was interrupted ({cause}).",
+    }
+
+
+def _add_usage(session: Session, usage: dict[str, Any]) -> None:
+    for ours, theirs in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
+        value = usage.get(ours, usage.get(theirs))
+        if isinstance(value, int):
+            setattr(session, ours, (getattr(session, ours) or 0) + value)
+
+
+def _last_user_index(session: Session) -> int:
+    for idx in range(len(session.messages) - 1, -1, -1):
+        row = session.messages[idx]
+        if row.get("role") == "user" and not row.get("_error"):
+            return idx
+    raise NothingToRetry(f"session {session.session_id} has no user turn")
+
+
+def _truncate_turn(session: Session, idx: int) -> None:
+    """Drop the user row at `idx` and everything after it, with its tool cards and context rows."""
+    user = session.messages[idx]
+    session.messages = session.messages[:idx]
+    session.tool_calls = [
+        c for c in session.tool_calls if not isinstance(c.get("assistant_msg_idx"), int) or c["assistant_msg_idx"] < idx
+    ]
+    ctx = session.context_messages
+    for cidx in range(len(ctx) - 1, -1, -1):
+        if ctx[cidx].get("role") == "user" and ctx[cidx].get("content") == user.get("content"):
+            session.context_messages = ctx[:cidx]
+            break

@@ -1,0 +1,63 @@
+"""The EventSink a backend writes to: journal first, then publish, in seq order from any thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from ..events import TERMINAL_EVENTS
+from ..journal import Appended, RunJournal
+from .fanout import RunChannel
+
+
+class RunSink:
+    """Thread-safe `emit`: the row is in the journal before any observer can see it.
+
+    Rows appended from another thread are published through the loop's FIFO
+    queue; while any of those are pending, rows from the loop thread queue
+    behind them, so observers always see seq order. Once `close()`d (cancel,
+    interrupt, abandon), a backend's late events are dropped.
+    """
+
+    def __init__(self, writer: RunJournal, channel: RunChannel, loop: asyncio.AbstractEventLoop) -> None:
+        self._writer = writer
+        self._channel = channel
+        self._loop = loop
+        self._loop_thread = threading.get_ident()
+        self._lock = threading.Lock()
+        self._open = True
+        self._queued = 0
+
+    def emit(self, event: str, payload: dict[str, Any]) -> None:
+        if event in TERMINAL_EVENTS:
+            raise ValueError(f"backends do not emit terminal events ({event}); return a TurnResult instead")
+        with self._lock:
+            if not self._open:
+                return
+            self._publish_locked(self._writer.append(event, payload))
+
+    def close(self) -> None:
+        """Drop whatever the backend emits from now on."""
+        with self._lock:
+            self._open = False
+
+    def append_terminal(self, event: str, payload: dict[str, Any]) -> Appended:
+        """The engine's own terminal row; also closes the sink."""
+        with self._lock:
+            self._open = False
+            appended = self._writer.append(event, payload)
+            self._publish_locked(appended)
+            return appended
+
+    def _publish_locked(self, appended: Appended) -> None:
+        if threading.get_ident() == self._loop_thread and self._queued == 0:
+            self._channel.publish(appended)
+            return
+        self._queued += 1
+        self._loop.call_soon_threadsafe(self._publish_queued, appended)
+
+    def _publish_queued(self, appended: Appended) -> None:
+        with self._lock:
+            self._queued -= 1
+        self._channel.publish(appended)

@@ -1,0 +1,62 @@
+"""Status of runs that are no longer live, read from their journals."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..ids import validate_id
+from ..journal import Journals
+
+_STATUS = {
+    "completed": "completed",
+    "tool_limit_reached": "completed",
+    "interrupted-by-user": "cancelled",
+    "interrupted-by-crash": "interrupted",
+    "errored": "errored",
+}
+_REMEMBER = 10_000
+
+
+class UnknownRun(KeyError):
+    """No journal for this run id (HTTP 404)."""
+
+
+class RunStatusIndex:
+    """Maps run ids to their sessions (remembered, else found on disk) and summarizes their journals."""
+
+    def __init__(self, journals: Journals) -> None:
+        self.journals = journals
+        self._sessions: dict[str, str] = {}
+
+    def remember(self, run_id: str, session_id: str) -> None:
+        if len(self._sessions) >= _REMEMBER:
+            self._sessions.pop(next(iter(self._sessions)))
+        self._sessions[run_id] = session_id
+
+    def session_of(self, run_id: str) -> str:
+        validate_id(run_id, "run id")
+        sid = self._sessions.get(run_id)
+        if sid is not None:
+            return sid
+        name = f"{run_id}.jsonl"
+        try:
+            folders = os.scandir(self.journals.root)
+        except FileNotFoundError:
+            raise UnknownRun(run_id) from None
+        with folders:
+            for entry in folders:
+                if entry.is_dir() and os.path.exists(os.path.join(entry.path, name)):
+                    self.remember(run_id, entry.name)
+                    return entry.name
+        raise UnknownRun(run_id)
+
+    def describe(self, run_id: str) -> dict[str, Any]:
+        """`{run_id, session_id, status, last_seq}` of a run nobody is running any more."""
+        sid = self.session_of(run_id)
+        summary = self.journals.summary(sid, run_id)
+        if summary.terminal is not None:
+            status = _STATUS.get(str(summary.terminal.get("terminal_state")), "errored")
+        else:
+            status = "interrupted"  # not live and never terminated: its worker is gone
+        return {"run_id": run_id, "session_id": sid, "status": status, "last_seq": summary.last_seq}
