@@ -241,3 +241,14 @@ async def test_failed_result_with_unsaved_session_still_settles(hermes_engine: E
     saved = hermes_engine.core.store.load(session.session_id, use_cache=False)
     assert saved.messages[-1]["content"] == "**Error:** quota exhausted"
     assert saved.pending_user_message is None
+
+
+async def test_idle_observer_gets_heartbeats_then_the_rows(hermes_engine: Engine) -> None:
+    hermes_engine.scripted.scripts["slow"] = Script(steps=[("token", {"text": "late"})], delay_s=0.3)
+    session = hermes_engine.new_session(backend="scripted")
+    run = await hermes_engine.manager.start_run(session.session_id, "slow")
+    items = [b async for b in hermes_engine.manager.attach(run.run_id, 0, heartbeat_s=0.05).batches()]
+    heartbeats = [b for b in items if isinstance(b, Heartbeat)]
+    rows = [a.row for b in items if not isinstance(b, Heartbeat) for a in b]
+    assert len(heartbeats) >= 3, "an idle stream must send keepalives"
+    assert [r["event"] for r in rows] == ["token", "done"]

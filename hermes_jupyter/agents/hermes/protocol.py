@@ -75,8 +75,9 @@ def plan_entries(todo_result: str) -> list[dict[str, str]] | None:
 class TurnTranslator:
     """Folds one turn's wire messages into sink events and, at the end, a TurnResult."""
 
-    def __init__(self, sink: EventSink) -> None:
+    def __init__(self, sink: EventSink, session_id: str | None = None) -> None:
         self._sink = sink
+        self.session_id = session_id  # Hermes' session id, once the runner reports it
         self._text: list[str] = []
         self._previews: dict[str, deque[Any]] = defaultdict(deque)
         self._completions: dict[str, deque[dict[str, Any]]] = defaultdict(deque)
@@ -89,7 +90,9 @@ class TurnTranslator:
     def feed(self, message: dict[str, Any]) -> None:
         """Map one runner message; unknown kinds are ignored so a newer runner stays compatible."""
         kind = message.get("ev")
-        if kind == "delta":
+        if kind == "started":
+            self.session_id = message.get("session_id") or self.session_id
+        elif kind == "delta":
             text = message.get("text")
             if text:
                 self._token(text)
@@ -176,17 +179,16 @@ class TurnTranslator:
             error=(message.get("error") or "Hermes Agent reported a failed turn") if failed else None,
             error_type=(message.get("error_type") or "agent_error") if failed else None,
             interrupted=interrupted,
-            backend_session_id=message.get("session_id"),
+            backend_session_id=message.get("session_id") or self.session_id,
         )
 
-    def cut_short(self, *, error: str, error_type: str, interrupted: bool,
-                  backend_session_id: str | None) -> TurnResult:
+    def cut_short(self, *, error: str, error_type: str, interrupted: bool) -> TurnResult:
         """The TurnResult when no `result` came: the process died or was killed."""
         self.close_open_tools("interrupted" if interrupted else error)
         text = self.text
         context = [{"role": "assistant", "content": text}] if text else []
         if interrupted:
             return TurnResult(final_text=text, context=context, interrupted=True,
-                              backend_session_id=backend_session_id)
+                              backend_session_id=self.session_id)
         return TurnResult(final_text=text, context=context, failed=True, error=error,
-                          error_type=error_type, backend_session_id=backend_session_id)
+                          error_type=error_type, backend_session_id=self.session_id)

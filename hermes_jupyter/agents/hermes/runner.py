@@ -13,7 +13,7 @@ Host -> runner (one JSON object a line, key "op"):
   {"op": "interrupt", "run"}
   {"op": "approval", "run", "approval_id", "choice": "allow_once" | "deny"}
   {"op": "shutdown"}
-Runner -> host (key "ev"): "ready", "delta", "reasoning", "interim", "progress",
+Runner -> host (key "ev"): "ready", "started", "delta", "reasoning", "interim", "progress",
   "tool_start", "tool_complete", "hermes_event", "approval_request", "result", "fatal".
 """
 
@@ -28,7 +28,7 @@ import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 PROTOCOL_VERSION = 1
 MAX_CACHED_AGENTS = 8
@@ -65,7 +65,7 @@ class Wire:
             except (BrokenPipeError, OSError):
                 os._exit(0)  # the host is gone; nobody is left to report to
 
-    def lines(self):  # type: ignore[no-untyped-def]
+    def lines(self) -> Iterator[dict[str, Any]]:
         for raw in self._in:
             raw = raw.strip()
             if raw:
@@ -147,6 +147,8 @@ class Runner:
             cached = self.agents.get(session)
         hermes_session = op.get("hermes_session")
         if cached and cached[0] == key and (not hermes_session or cached[1].session_id == hermes_session):
+            with self.lock:
+                self.agents[session] = self.agents.pop(session, cached)  # most recently used last
             return cached[1]
         agent = self._build_agent(op)
         with self.lock:
@@ -254,6 +256,7 @@ class Runner:
                     "context": [], "session_id": getattr(agent, "session_id", None)}
         events: list[tuple[str, dict[str, Any]]] = []
         self._bind_callbacks(agent, run, events)
+        self.wire.send({"ev": "started", "run": run.run_id, "session_id": getattr(agent, "session_id", None)})
         before = {key: getattr(agent, attr, 0) or 0 for key, attr in _COUNTERS.items()}
         session_before = getattr(agent, "session_id", None)
         restore = _enter_turn_context(str(op.get("session")), self._approval_callback(
@@ -309,18 +312,19 @@ def _enter_turn_context(session: str, approval: Callable[..., str]) -> Callable[
     terminal_tool.set_approval_callback(approval)
     token = set_hermes_interactive_context(True)
     session_tokens = None
+    clear: Callable[[Any], None] | None = None
     try:
         from gateway.session_context import clear_session_vars, set_session_vars
 
-        session_tokens = set_session_vars(session_key=session)
+        session_tokens, clear = set_session_vars(session_key=session), clear_session_vars
     except Exception:  # noqa: BLE001 - optional in older hermes versions
-        clear_session_vars = None  # type: ignore[assignment]
+        pass
 
     def restore() -> None:
         reset_hermes_interactive_context(token)
         terminal_tool.set_approval_callback(previous)
-        if session_tokens is not None and clear_session_vars is not None:
-            clear_session_vars(session_tokens)
+        if session_tokens is not None and clear is not None:
+            clear(session_tokens)
 
     return restore
 
@@ -367,7 +371,7 @@ def main() -> None:
                "pid": os.getpid(), "python": sys.executable, "t": time.time()})
     handlers = {"turn": runner.turn, "interrupt": runner.interrupt, "approval": runner.approval}
     for op in wire.lines():
-        name = op.get("op")
+        name = str(op.get("op"))
         if name == "shutdown":
             break
         handler = handlers.get(name)

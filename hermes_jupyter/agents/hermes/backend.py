@@ -1,0 +1,342 @@
+"""HermesAgent: Hermes Agent driven out of process through our runner (see docs/hermes-acp-notes.md).
+
+One child process serves every session of this backend. The engine's history travels with
+each turn, so a crashed child is simply respawned (with backoff) for the next turn; nothing
+has to be reloaded into it. A turn whose child dies returns `failed=True,
+error_type="agent_crashed"`; a turn that ignores an interrupt for `interrupt_timeout`
+seconds gets its child killed and respawned, so a session can never wedge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from traitlets import Any as AnyTrait
+from traitlets import Bool, Dict, Float, List, Unicode, default
+from traitlets.config import Configurable
+
+from ..base import EventSink, TurnRequest, TurnResult
+from . import protocol
+from .process import AgentGone, AgentProcess, AgentStartError, default_command, scrubbed_env
+
+log = logging.getLogger(__name__)
+
+APPROVAL_OPTIONS = ("allow_once", "deny")
+DEFAULT_TOOLSETS = ("todo", "memory", "session_search", "skills", "web", "vision")
+DEFAULT_ENV_ALLOW = (
+    "OPENAI_API_KEY", "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY", "NOUS_API_KEY", "GEMINI_API_KEY",
+    "GOOGLE_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY",
+)
+# Interpreter settings of the server's environment would mix its packages into Hermes' venv.
+_PYTHON_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONSAFEPATH")
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """Hermes asks before running a command it considers dangerous."""
+
+    run_id: str
+    session_id: str
+    approval_id: str
+    command: str
+    description: str
+    options: tuple[str, ...] = APPROVAL_OPTIONS
+    timeout_s: float = 300.0
+
+
+ApprovalHandler = Callable[[ApprovalRequest], Awaitable[str]]
+
+
+@dataclass(slots=True)
+class _RunSlot:
+    sink: EventSink
+    queue: asyncio.Queue[dict[str, Any] | None] = field(default_factory=asyncio.Queue)
+    proc: AgentProcess | None = None
+    interrupted: bool = False
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    approvals: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    resolved: set[str] = field(default_factory=set)
+
+
+class HermesAgent(Configurable):
+    """Hermes Agent (hermes-agent 0.19) in its own process and venv."""
+
+    name = "hermes"
+
+    command = List(
+        Unicode(), config=True,
+        help="argv that starts the agent process: a Python with hermes-agent installed, then the path "
+        "of hermes_jupyter/agents/hermes/runner.py. Default: the venv of scripts/ensure_hermes_agent.sh "
+        "($HERMES_AGENT_VENV or ~/.cache/hermes-jupyter/hermes-agent-venv), else the Python of `hermes` on PATH.",
+    )
+    model = Unicode(
+        None, allow_none=True, config=True,
+        help="Model name for Hermes (default None: `model.default` of Hermes' config.yaml).",
+    )
+    toolsets = List(
+        Unicode(), default_value=list(DEFAULT_TOOLSETS), config=True,
+        help="Hermes toolsets the agent may use. Add 'terminal' for shell access (dangerous commands "
+        "then ask for approval), 'file' or 'code_execution' at your own risk: they run without asking.",
+    )
+    env = Dict(
+        value_trait=Unicode(), config=True,
+        help="Extra environment variables for the agent process (e.g. HERMES_HOME), set after scrubbing.",
+    )
+    env_allow = List(
+        Unicode(), default_value=list(DEFAULT_ENV_ALLOW), config=True,
+        help="fnmatch patterns of *_TOKEN/*_SECRET/*_KEY/*_PASSWORD variables the agent may inherit "
+        "(default: common model-provider API keys). Jupyter and JupyterHub tokens never pass.",
+    )
+    cwd = Unicode(None, allow_none=True, config=True,
+                  help="Working directory of the agent process (default None: the server's).")
+    persist_sessions = Bool(
+        True, config=True, help="Let Hermes record the sessions in its own state.db (default True).",
+    )
+    startup_timeout = Float(60.0, config=True, help="Seconds to wait for the agent process to be ready.")
+    interrupt_timeout = Float(
+        10.0, config=True,
+        help="Seconds a turn may take to stop after an interrupt before the process is killed and respawned.",
+    )
+    idle_timeout = Float(
+        0.0, config=True,
+        help="Seconds of silence from a running turn (no event, no pending approval) after which the "
+        "process is killed and the turn fails (default 0: never).",
+    )
+    approval_timeout = Float(
+        300.0, config=True, help="Seconds an approval may stay unanswered before it counts as a deny.",
+    )
+    respawn_backoff = Float(
+        1.0, config=True,
+        help="Seconds before a respawn after the second crash in a row, doubling per crash (the first is immediate).",
+    )
+    respawn_backoff_max = Float(30.0, config=True, help="Longest wait before a respawn, in seconds.")
+    approval_handler = AnyTrait(
+        None, allow_none=True,
+        help="async (ApprovalRequest) -> 'allow_once' | 'deny'. None denies every request.",
+    )
+
+    @default("command")
+    def _default_command(self) -> list[str]:
+        return default_command()
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._proc: AgentProcess | None = None
+        self._spawn_lock = asyncio.Lock()
+        self._runs: dict[str, _RunSlot] = {}
+        self._killed: set[int] = set()
+        self._crashes = 0
+        self._respawn_at = 0.0
+        self._closed = False
+
+    @property
+    def pid(self) -> int | None:
+        """The agent process id, while one is running."""
+        return self._proc.pid if self._proc is not None and self._proc.alive else None
+
+    async def start(self) -> None:
+        """Spawn the agent process now rather than at the first turn (it takes about 1-3 s)."""
+        await self._ensure_process()
+
+    async def run_turn(self, request: TurnRequest, sink: EventSink) -> TurnResult:
+        slot = self._runs[request.run_id] = _RunSlot(sink)
+        translator = protocol.TurnTranslator(sink, request.backend_session_id)
+        try:
+            try:
+                proc = await self._ensure_process()
+            except AgentStartError as exc:
+                return TurnResult(failed=True, error=f"Hermes Agent is not available: {exc}",
+                                  error_type="agent_unavailable", backend_session_id=request.backend_session_id)
+            if slot.interrupted:
+                return TurnResult(interrupted=True, backend_session_id=request.backend_session_id)
+            slot.proc = proc
+            await proc.send(protocol.turn_op(
+                request, model=self.model, toolsets=list(self.toolsets), persist=self.persist_sessions,
+                approval_timeout_s=self.approval_timeout,
+            ))
+            return await self._follow(request, slot, translator)
+        except AgentGone:
+            return translator.cut_short(error="the Hermes Agent process exited", error_type="agent_crashed",
+                                        interrupted=slot.interrupted)
+        except asyncio.CancelledError:
+            if slot.proc is not None:  # the engine gave up on this turn: stop it in the child too
+                asyncio.ensure_future(self._send_quietly(slot.proc, protocol.interrupt_op(request.run_id)))
+            raise
+        finally:
+            self._settle_approvals(slot, "turn ended")
+            self._runs.pop(request.run_id, None)
+            for task in slot.tasks:
+                task.cancel()
+
+    async def _follow(self, request: TurnRequest, slot: _RunSlot,
+                      translator: protocol.TurnTranslator) -> TurnResult:
+        """Relay the turn's messages until its result, or until the process is gone."""
+        assert slot.proc is not None
+        while True:
+            try:
+                message = await (asyncio.wait_for(slot.queue.get(), self.idle_timeout)
+                                 if self.idle_timeout > 0 else slot.queue.get())
+            except TimeoutError:
+                if any(not t.done() for t in slot.approvals.values()):
+                    continue  # waiting on a person, not on the agent
+                log.warning("hermes: run %s silent for %g s; restarting the agent", request.run_id,
+                            self.idle_timeout)
+                self._kill(slot.proc)
+                return translator.cut_short(error=f"no word from Hermes Agent for {self.idle_timeout:g} s",
+                                            error_type="agent_timeout", interrupted=False)
+            if message is None:
+                return translator.cut_short(error=slot.proc.describe_exit(), error_type="agent_crashed",
+                                            interrupted=slot.interrupted)
+            kind = message.get("ev")
+            if kind == "result":
+                result = translator.finish(message)
+                if not result.failed:
+                    self._crashes = 0
+                return result
+            if kind == "approval_request":
+                self._ask_approval(request, message, slot)
+                continue
+            translator.feed(message)
+
+    async def interrupt(self, run_id: str) -> None:
+        slot = self._runs.get(run_id)
+        if slot is None or slot.interrupted:
+            return
+        slot.interrupted = True
+        proc = slot.proc
+        if proc is None:
+            return  # still spawning: run_turn sees the flag before sending the turn
+        self._settle_approvals(slot, "interrupted")  # the runner denies them itself on interrupt
+        await self._send_quietly(proc, protocol.interrupt_op(run_id))
+        slot.tasks.add(asyncio.create_task(self._unwedge(run_id, proc)))
+
+    async def _unwedge(self, run_id: str, proc: AgentProcess) -> None:
+        await asyncio.sleep(self.interrupt_timeout)
+        slot = self._runs.get(run_id)
+        if slot is not None and slot.proc is proc and proc.alive:
+            log.warning("hermes: run %s still running %g s after interrupt; restarting the agent",
+                        run_id, self.interrupt_timeout)
+            self._kill(proc)
+
+    def _ask_approval(self, request: TurnRequest, message: dict[str, Any], slot: _RunSlot) -> None:
+        """Journal the request now, in stream order, and answer it in a task (the turn waits on it)."""
+        approval = ApprovalRequest(
+            run_id=request.run_id, session_id=request.session_id,
+            approval_id=str(message.get("approval_id")), command=str(message.get("command") or ""),
+            description=str(message.get("description") or ""), timeout_s=self.approval_timeout,
+        )
+        slot.sink.emit("approval", {
+            "approval_id": approval.approval_id, "status": "pending", "kind": "command",
+            "command": approval.command, "description": approval.description,
+            "options": list(approval.options), "timeout_s": approval.timeout_s,
+        })
+        slot.approvals[approval.approval_id] = asyncio.create_task(self._answer_approval(approval, slot))
+
+    async def _answer_approval(self, approval: ApprovalRequest, slot: _RunSlot) -> None:
+        choice, reason = await self._decide(approval)
+        slot.resolved.add(approval.approval_id)
+        slot.sink.emit("approval", {"approval_id": approval.approval_id, "status": "resolved",
+                                    "choice": choice, "reason": reason})
+        if slot.proc is not None:
+            await self._send_quietly(slot.proc, protocol.approval_op(approval.run_id, approval.approval_id, choice))
+
+    @staticmethod
+    def _settle_approvals(slot: _RunSlot, reason: str) -> None:
+        """Journal a deny for every approval still waiting, so none stays pending after its turn."""
+        for approval_id, task in slot.approvals.items():
+            task.cancel()
+            if approval_id not in slot.resolved:
+                slot.resolved.add(approval_id)
+                slot.sink.emit("approval", {"approval_id": approval_id, "status": "resolved",
+                                            "choice": "deny", "reason": reason})
+
+    async def _decide(self, approval: ApprovalRequest) -> tuple[str, str]:
+        """The handler's answer; deny when there is none, it fails, expires or answers off-menu."""
+        handler: ApprovalHandler | None = self.approval_handler
+        if handler is None:
+            return "deny", "no approval handler"
+        try:
+            choice = await asyncio.wait_for(handler(approval), approval.timeout_s)
+        except TimeoutError:
+            return "deny", "expired"
+        except Exception:  # noqa: BLE001 - a broken handler must deny, not wedge the turn
+            log.exception("hermes: approval handler failed for %s", approval.approval_id)
+            return "deny", "approval handler failed"
+        if choice not in approval.options:
+            return "deny", f"invalid choice {choice!r}"
+        return choice, "answered"
+
+    async def aclose(self) -> None:
+        self._closed = True
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            self._killed.add(id(proc))
+            await proc.aclose()
+
+    # ---- the child process ------------------------------------------------------
+
+    def _child_env(self) -> dict[str, str]:
+        env = scrubbed_env(os.environ, self.env_allow)
+        for name in _PYTHON_ENV:
+            env.pop(name, None)
+        return scrubbed_env(env, self.env_allow, dict(self.env))
+
+    async def _ensure_process(self) -> AgentProcess:
+        async with self._spawn_lock:
+            if self._proc is not None and self._proc.alive:
+                return self._proc
+            if self._closed:
+                raise AgentStartError("the hermes backend is closed")
+            delay = self._respawn_at - asyncio.get_running_loop().time()
+            if delay > 0:
+                log.info("hermes: respawning the agent in %.1f s", delay)
+                await asyncio.sleep(delay)
+            proc = AgentProcess(list(self.command), self._child_env(), self._dispatch, self._on_exit,
+                                cwd=self.cwd)
+            try:
+                info = await proc.start(self.startup_timeout)
+            except AgentStartError:
+                self._note_crash()
+                raise
+            log.info("hermes: agent process %s ready (hermes-agent %s)", proc.pid, info.get("hermes_version"))
+            self._proc = proc
+            return proc
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        slot = self._runs.get(str(message.get("run")))
+        if slot is not None:
+            slot.queue.put_nowait(message)
+        # else: a late message of a turn we already settled; dropping it is correct
+
+    def _on_exit(self, proc: AgentProcess) -> None:
+        if proc is self._proc:
+            self._proc = None
+        if id(proc) in self._killed:
+            self._killed.discard(id(proc))
+        elif proc.info:  # a ready process died on its own
+            log.warning("hermes: %s", proc.describe_exit())
+            self._note_crash()
+        for slot in self._runs.values():
+            if slot.proc is proc:
+                slot.queue.put_nowait(None)
+
+    def _note_crash(self) -> None:
+        self._crashes += 1
+        backoff = 0.0 if self._crashes <= 1 else self.respawn_backoff * 2 ** (self._crashes - 2)
+        self._respawn_at = asyncio.get_running_loop().time() + min(backoff, self.respawn_backoff_max)
+
+    def _kill(self, proc: AgentProcess) -> None:
+        """Kill on purpose (wedged turn): the next turn respawns without backoff."""
+        self._killed.add(id(proc))
+        proc.kill()
+
+    @staticmethod
+    async def _send_quietly(proc: AgentProcess, op: dict[str, Any]) -> None:
+        with contextlib.suppress(AgentGone):
+            await proc.send(op)

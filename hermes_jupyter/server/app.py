@@ -1,0 +1,159 @@
+"""The `hermes_jupyter` server extension: the composition root.
+
+It builds the store, journals, recovery, agents and RunManager once, hands
+them to the handlers, repairs sessions a previous process left pending, and
+drains active runs on shutdown so the next start has nothing to guess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from jupyter_server.extension.application import ExtensionApp
+from traitlets import Enum, Float, Int, List, Unicode, default
+
+from ..agents.base import AgentBackend
+from ..agents.demo import DemoAgent
+from ..agents.openai import OpenAIAgent
+from ..journal import DURABILITY_POLICIES, Journals
+from ..liveness import LiveRuns
+from ..paths import core_transcript_dir, default_state_dir
+from ..recovery import Recovery, RecoveryPolicy
+from ..runs.manager import RunManager
+from ..store import SessionStore
+from .handlers import default_handlers
+from .kernels import KernelWatcher
+from .services import HermesServices
+from .stream import RunStreamHandler
+from .telemetry import Telemetry
+
+BACKENDS = ("demo", "openai", "hermes")
+
+
+def _agent_classes() -> list[type[Any]]:
+    from ..agents.hermes.backend import HermesAgent
+
+    return [DemoAgent, OpenAIAgent, HermesAgent]
+
+
+class HermesJupyter(ExtensionApp):
+    """Hosts Hermes agent sessions in the Jupyter server (config class `HermesJupyter`)."""
+
+    name = "hermes_jupyter"
+    load_other_extensions = True
+    classes = _agent_classes()
+
+    state_dir = Unicode(
+        config=True,
+        help="Where sessions and run journals live. Default: $HERMES_JUPYTER_STATE_DIR, else $HERMES_HOME/jupyter.",
+    )
+    backend = Enum(
+        list(BACKENDS), default_value="demo", config=True,
+        help="Backend for new sessions: demo (offline, default), openai (any OpenAI-compatible endpoint), hermes.",
+    )
+    allowed_backends = List(
+        Unicode(), default_value=list(BACKENDS), config=True,
+        help="Backends users may choose per session (a hub admin can restrict this).",
+    )
+    journal_durability = Enum(
+        list(DURABILITY_POLICIES), default_value="batch", config=True,
+        help="batch: group commit, every event fsynced within journal_fsync_window; every: fsync per event; "
+        "terminal: fsync only terminal events.",
+    )
+    journal_fsync_window = Float(0.02, config=True, help="Seconds between group-commit fsyncs (default 0.02).")
+    max_event_bytes = Int(256 * 1024, config=True, help="Largest journaled payload in bytes; larger ones are truncated.")
+    max_request_bytes = Int(1 << 20, config=True, help="Largest accepted request body in bytes (413 above).")
+    kernel_restart_policy = Enum(
+        ["interrupt", "detach"], default_value="interrupt", config=True,
+        help="What a kernel restart or shutdown does to runs started from it: interrupt (settle them with a "
+        "kernel_restart marker, default) or detach (let them finish unobserved).",
+    )
+    drain_timeout = Float(10.0, config=True, help="Seconds shutdown waits for active runs before interrupting them.")
+    cancel_grace = Float(5.0, config=True, help="Seconds a backend gets to stop after cancel before it is abandoned.")
+    heartbeat_interval = Float(15.0, config=True, help="Seconds of idle stream before a heartbeat message (< 30).")
+    recovery_grace = Float(
+        30.0, config=True,
+        help="Seconds a pending turn of this process is left alone before a read repairs it (turns from "
+        "before a restart are repaired at once).",
+    )
+
+    @default("state_dir")
+    def _default_state_dir(self) -> str:
+        return str(default_state_dir())
+
+    def initialize_settings(self) -> None:
+        state = Path(self.state_dir).expanduser()
+        store = SessionStore(state / "sessions")
+        journals = Journals(
+            state / "runs", durability=self.journal_durability, window_s=self.journal_fsync_window,
+            max_event_bytes=self.max_event_bytes,
+        )
+        live = LiveRuns()
+        recovery = Recovery(
+            store, journals, live, core_dir=core_transcript_dir(), process_started_at=time.time(),
+            policy=RecoveryPolicy(grace_s=self.recovery_grace),
+        )
+        event_logger = getattr(self.serverapp, "event_logger", None)
+        telemetry = Telemetry(event_logger)
+        manager = RunManager(
+            store, journals, recovery, live, self._build_backends(), default_backend=self.backend,
+            cancel_grace_s=self.cancel_grace, heartbeat_s=self.heartbeat_interval, on_lifecycle=telemetry.lifecycle,
+        )
+        self.hermes = HermesServices(
+            state_dir=state, store=store, journals=journals, live=live, recovery=recovery, manager=manager,
+            root_dir=Path(self.serverapp.root_dir), allowed_backends=list(self.allowed_backends),
+            default_backend=self.backend, max_body_bytes=self.max_request_bytes,
+        )
+        self.settings["hermes"] = self.hermes
+        if event_logger is not None:
+            KernelWatcher(manager, self.kernel_restart_policy).listen(event_logger)
+
+    def _build_backends(self) -> dict[str, AgentBackend]:
+        classes = dict(zip(BACKENDS, _agent_classes()))
+        names = set(self.allowed_backends) | {self.backend}
+        return {name: classes[name](parent=self) for name in BACKENDS if name in names}
+
+    def initialize_handlers(self) -> None:
+        prefix = "hermes/api/"
+        self.handlers.extend((prefix + pattern, handler) for pattern, handler in default_handlers)
+        self.handlers.append((prefix + r"runs/(?P<run_id>[^/]+)/stream", RunStreamHandler))
+
+    async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        """After the server listens: tell kernels where it is, and repair what a previous process left."""
+        os.environ["HERMES_JUPYTER_SERVER_URL"] = serverapp.connection_url
+        token = getattr(serverapp.identity_provider, "token", "")
+        if token:
+            os.environ["HERMES_JUPYTER_SERVER_TOKEN"] = token
+        self._startup_scan = asyncio.ensure_future(self._repair_left_pending())
+
+    async def _repair_left_pending(self) -> None:
+        """Repair, in the background, sessions a previous server process left pending (cause server_restart)."""
+        rows = await asyncio.to_thread(self.hermes.store.list)
+        for row in rows:
+            stream = row.get("active_stream_id")
+            if stream and not self.hermes.live.is_live(stream):
+                try:
+                    await asyncio.to_thread(self.hermes.recovery.get_session, row["session_id"])
+                except Exception:  # one unreadable session must not stop the scan
+                    self.log.exception("startup repair of session %s failed", row["session_id"])
+        self.log.info("hermes_jupyter: startup scan checked %d sessions", len(rows))
+
+    async def stop_extension(self) -> None:
+        """Drain: refuse new runs, wait up to drain_timeout, settle the rest as server_shutdown."""
+        hermes = getattr(self, "hermes", None)
+        if hermes is None:
+            return
+        left = await hermes.manager.drain(self.drain_timeout)
+        if left:
+            self.log.warning("hermes_jupyter: interrupted %d runs at shutdown: %s", len(left), left)
+        for backend in hermes.manager.backends.values():
+            try:
+                await asyncio.wait_for(backend.aclose(), 5)
+            except Exception:  # closing a backend must not block shutdown
+                self.log.exception("closing backend %s failed", backend.name)
+        hermes.journals.close()
+        hermes.store.close()

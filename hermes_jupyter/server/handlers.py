@@ -1,0 +1,306 @@
+"""REST handlers for CONTRACT §6. Thin: parse and validate, call one engine method, answer JSON.
+
+Every verb is `@web.authenticated` + `@authorized` on a `hermes:*` resource.
+Domain exceptions are mapped to HTTP status codes in one place (`api_errors`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from pathlib import Path
+from typing import Any, Awaitable, Callable, TypeVar
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from tornado import web
+
+from ..agents.base import NotebookBinding
+from ..ids import InvalidId, validate_id
+from ..runs.manager import Draining, NothingToRetry, RunActive
+from ..runs.status import UnknownRun
+from ..store import CorruptSession, Session, UnknownSession
+from .services import HermesServices
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+_ERRORS: list[tuple[type[BaseException], int]] = [
+    (InvalidId, 400), (UnknownSession, 404), (UnknownRun, 404), (FileNotFoundError, 404),
+    (RunActive, 409), (NothingToRetry, 409), (CorruptSession, 409), (Draining, 503),
+    (ValueError, 400),
+]
+
+
+def api_errors(method: F) -> F:
+    """Map engine exceptions to JSON errors `{"message": ...}` with a 4xx (or 503) status."""
+    @functools.wraps(method)
+    async def wrapper(self: HermesHandler, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(self, *args, **kwargs)
+        except web.HTTPError:
+            raise
+        except tuple(exc for exc, _ in _ERRORS) as exc:
+            status = next(code for kind, code in _ERRORS if isinstance(exc, kind))
+            message = exc.args[0] if exc.args else str(exc)
+            raise web.HTTPError(status, "%s", str(message), reason=_reason(status)) from exc
+    return wrapper  # type: ignore[return-value]
+
+
+def _reason(status: int) -> str:
+    return {400: "Bad Request", 404: "Not Found", 409: "Conflict", 413: "Payload Too Large", 503: "Unavailable"}[status]
+
+
+class HermesHandler(APIHandler):
+    """Base: access to the services, a bounded JSON body, JSON answers."""
+
+    auth_resource = "hermes"
+
+    @property
+    def hermes(self) -> HermesServices:
+        return self.settings["hermes"]  # type: ignore[no-any-return]
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """`{"message": ...}` with the formatted message (APIHandler would send the raw format string)."""
+        exc = kwargs.get("exc_info", (None, None))[1]
+        if isinstance(exc, web.HTTPError) and exc.log_message:
+            self.set_header("Content-Type", "application/json")
+            self.finish(json.dumps({"message": exc.log_message % exc.args, "reason": exc.reason}))
+            return
+        super().write_error(status_code, **kwargs)
+
+    def json_body(self) -> dict[str, Any]:
+        raw = self.request.body or b"{}"
+        if len(raw) > self.hermes.max_body_bytes:
+            raise web.HTTPError(413, "%s", f"request body over {self.hermes.max_body_bytes} bytes")
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            raise web.HTTPError(400, "%s", "request body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise web.HTTPError(400, "%s", "request body must be a JSON object")
+        return body
+
+    def answer(self, data: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.finish(json.dumps(data, default=str))
+
+    def sid(self, session_id: str) -> str:
+        return validate_id(session_id, "session id")
+
+
+def _optional_str(body: dict[str, Any], key: str, max_len: int = 4096) -> str | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > max_len:
+        raise web.HTTPError(400, "%s", f"{key} must be a string of at most {max_len} characters")
+    return value
+
+
+class SessionRootHandler(HermesHandler):
+    auth_resource = "hermes:sessions"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self) -> None:
+        rows = self.hermes.store.list()
+        path = self.get_query_argument("notebook_path", None)
+        if path is not None:
+            rows = [r for r in rows if r.get("notebook_path") == path]
+        self.answer({"sessions": rows})
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def post(self) -> None:
+        body = self.json_body()
+        backend = _optional_str(body, "backend") or self.hermes.default_backend
+        if backend not in self.hermes.allowed_backends:
+            raise web.HTTPError(400, "%s", f"backend {backend!r} is not allowed here")
+        session = await asyncio.to_thread(
+            self.hermes.store.create,
+            title=_optional_str(body, "title", 200) or "New session", backend=backend,
+            model=_optional_str(body, "model", 200), notebook_path=_optional_str(body, "notebook_path"),
+            cell_id=_optional_str(body, "cell_id", 200), kernel_id=_optional_str(body, "kernel_id", 200),
+        )
+        self.answer(session.to_json(), 201)
+
+
+class SessionHandler(HermesHandler):
+    auth_resource = "hermes:sessions"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self, session_id: str) -> None:
+        session = await asyncio.to_thread(self.hermes.recovery.get_session, self.sid(session_id))
+        self.answer(session.to_json())
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def patch(self, session_id: str) -> None:
+        title = _optional_str(self.json_body(), "title", 200)
+        if not title or not title.strip():
+            raise web.HTTPError(400, "%s", "title must be a non-empty string")
+        session = await asyncio.to_thread(self._rename, self.sid(session_id), title.strip())
+        self.answer(session.compact())
+
+    def _rename(self, sid: str, title: str) -> Session:
+        with self.hermes.store.lock(sid):
+            session = self.hermes.store.load(sid)
+            session.title = title
+            self.hermes.store.save(session)
+            return session
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def delete(self, session_id: str) -> None:
+        sid = self.sid(session_id)
+        session = self.hermes.store.load(sid)
+        if session.active_stream_id and self.hermes.live.is_live(session.active_stream_id):
+            raise RunActive(f"session {sid} has a running turn; cancel it first")
+        await asyncio.to_thread(self._delete, sid)
+        self.set_status(204)
+        self.finish()
+
+    def _delete(self, sid: str) -> None:
+        with self.hermes.store.lock(sid):
+            self.hermes.store.delete(sid)
+            self.hermes.journals.delete_session(sid)
+
+
+class RunRootHandler(HermesHandler):
+    auth_resource = "hermes:runs"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def post(self, session_id: str) -> None:
+        body = self.json_body()
+        message = body.get("message")
+        if not isinstance(message, str) or not message.strip():
+            raise web.HTTPError(400, "%s", "message must be a non-empty string")
+        attachments = body.get("attachments") or []
+        if not isinstance(attachments, list) or not all(isinstance(a, dict) for a in attachments):
+            raise web.HTTPError(400, "%s", "attachments must be a list of objects")
+        notebook = None
+        if any(body.get(k) for k in ("notebook_path", "cell_id", "kernel_id")):
+            notebook = NotebookBinding(
+                notebook_path=_optional_str(body, "notebook_path"), cell_id=_optional_str(body, "cell_id", 200),
+                kernel_id=_optional_str(body, "kernel_id", 200),
+            )
+        run = await self.hermes.manager.start_run(self.sid(session_id), message, attachments=attachments, notebook=notebook)
+        self.answer({"run_id": run.run_id, "session_id": run.session_id}, 202)
+
+
+class SessionActionHandler(HermesHandler):
+    auth_resource = "hermes:runs"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def post(self, session_id: str, action: str) -> None:
+        sid = self.sid(session_id)
+        if action == "retry":
+            run = await self.hermes.manager.retry(sid)
+            self.answer({"run_id": run.run_id, "session_id": sid}, 202)
+        else:
+            session = await self.hermes.manager.undo(sid)
+            self.answer(session.to_json())
+
+
+class RunHandler(HermesHandler):
+    auth_resource = "hermes:runs"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self, run_id: str) -> None:
+        self.answer(self.hermes.manager.run_status(validate_id(run_id, "run id")))
+
+
+class RunEventsHandler(HermesHandler):
+    auth_resource = "hermes:runs"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self, run_id: str) -> None:
+        run_id = validate_id(run_id, "run id")
+        after_seq = _int_arg(self, "after_seq", 0)
+        limit = min(_int_arg(self, "limit", 1000), 10_000)
+        status = self.hermes.manager.run_status(run_id)
+        result = await asyncio.to_thread(
+            self.hermes.journals.read, status["session_id"], run_id, after_seq=after_seq, limit=limit
+        )
+        terminal = result.terminal is not None or (
+            status["status"] != "running" and result.next_seq >= status["last_seq"]
+        )
+        self.answer({"events": result.rows, "next_seq": result.next_seq, "terminal": terminal})
+
+
+class RunCancelHandler(HermesHandler):
+    auth_resource = "hermes:runs"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def post(self, run_id: str) -> None:
+        cancelled = await self.hermes.manager.cancel(validate_id(run_id, "run id"))
+        self.answer({"run_id": run_id, "cancelled": cancelled, **self.hermes.manager.run_status(run_id)})
+
+
+class NotebookRecoverHandler(HermesHandler):
+    auth_resource = "hermes:notebooks"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def post(self) -> None:
+        path = _optional_str(self.json_body(), "path")
+        if not path:
+            raise web.HTTPError(400, "%s", "path is required")
+        full = _confined(self.hermes.root_dir, path)
+        if not full.is_file():
+            raise FileNotFoundError(f"no notebook at {path}")
+        from ..notebook.recover import recover_notebook_file  # nbformat is only needed here
+
+        cells = await asyncio.to_thread(recover_notebook_file, full, self.hermes.state_dir)
+        self.answer({"path": path, "cells_recovered": cells})
+
+
+def _confined(root: Path, relative: str) -> Path:
+    """Resolve a contents path under the server's root_dir; refuse escapes (.., symlinks)."""
+    root = root.resolve()
+    full = (root / relative.lstrip("/")).resolve()
+    if full != root and root not in full.parents:
+        raise web.HTTPError(400, "%s", "path escapes the server root")
+    if full.suffix != ".ipynb":
+        raise web.HTTPError(400, "%s", "path must name a .ipynb notebook")
+    return full
+
+
+def _int_arg(handler: HermesHandler, name: str, default: int) -> int:
+    raw = handler.get_query_argument(name, None)
+    if raw is None:
+        return default
+    if not raw.isdigit():
+        raise web.HTTPError(400, "%s", f"{name} must be a non-negative integer")
+    return int(raw)
+
+
+_ID = r"(?P<{}>[^/]+)"
+default_handlers = [
+    (r"sessions", SessionRootHandler),
+    (rf"sessions/{_ID.format('session_id')}", SessionHandler),
+    (rf"sessions/{_ID.format('session_id')}/runs", RunRootHandler),
+    (rf"sessions/{_ID.format('session_id')}/(?P<action>retry|undo)", SessionActionHandler),
+    (rf"runs/{_ID.format('run_id')}", RunHandler),
+    (rf"runs/{_ID.format('run_id')}/events", RunEventsHandler),
+    (rf"runs/{_ID.format('run_id')}/cancel", RunCancelHandler),
+    (r"notebooks/recover", NotebookRecoverHandler),
+]

@@ -1,0 +1,26 @@
+"""The objects the server extension builds once and hands to every handler."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..journal import Journals
+from ..liveness import LiveRuns
+from ..recovery import Recovery
+from ..runs.manager import RunManager
+from ..store import SessionStore
+
+
+@dataclass
+class HermesServices:
+    state_dir: Path
+    store: SessionStore
+    journals: Journals
+    live: LiveRuns
+    recovery: Recovery
+    manager: RunManager
+    root_dir: Path
+    allowed_backends: list[str] = field(default_factory=list)
+    default_backend: str = "demo"
+    max_body_bytes: int = 1 << 20

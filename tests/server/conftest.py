@@ -1,0 +1,26 @@
+"""A real jupyter_server (pytest-jupyter) with the extension, auth on, non-root base_url."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+
+@pytest.fixture
+def hermes_state(tmp_path: Path) -> Path:
+    return tmp_path / "hermes-state"
+
+
+@pytest.fixture
+def jp_server_config(hermes_state: Path, tmp_path: Path) -> dict[str, Any]:
+    return {
+        "ServerApp": {
+            "jpserver_extensions": {"hermes_jupyter": True},
+            "allow_unauthenticated_access": False,
+        },
+        "HermesJupyter": {"state_dir": str(hermes_state), "drain_timeout": 1.0, "heartbeat_interval": 0.5},
+        "DemoAgent": {"token_delay": 0.002},
+    }
