@@ -1,0 +1,28 @@
+/**
+ * Journal row builders shared by the specs.
+ */
+import { IJournalRow } from '../api/contract';
+
+export function journal(
+  runId: string,
+  events: Array<[string, { [key: string]: unknown }]>,
+  sessionId = 'sid'
+): IJournalRow[] {
+  return events.map(([event, payload], index) => {
+    const seq = index + 1;
+    const terminal = ['done', 'cancel', 'apperror'].includes(event);
+    return {
+      version: 1,
+      event_id: `${runId}:${seq}`,
+      seq,
+      run_id: runId,
+      session_id: sessionId,
+      event,
+      type: event,
+      created_at: 1700000000 + seq,
+      terminal,
+      terminal_state: terminal ? 'completed' : null,
+      payload
+    };
+  });
+}

@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { ISession } from '../api/contract';
+import { wasRecoveredAfterRestart } from '../model/markers';
+import { sessionRows } from '../model/session-rows';
+import { sortSessions } from '../model/sessions';
+
+const session: ISession = {
+  session_id: 's1',
+  messages: [
+    { role: 'user', content: 'List the files', _recovered: true },
+    { role: 'assistant', content: 'Let me look.', reasoning: 'ls', _recovered_from_run_journal: true },
+    { role: 'assistant', content: 'There is one file.' },
+    {
+      role: 'assistant',
+      content: '**Response interrupted.**\n\nThe live response stream stopped before this turn finished.',
+      _error: true,
+      type: 'interrupted',
+      interruption_cause: 'server_restart'
+    },
+    { role: 'assistant', content: '**Task cancelled:** Task cancelled.', _error: true }
+  ],
+  tool_calls: [{ tid: 'journal-4', name: 'terminal', assistant_msg_idx: 1, done: true, preview: 'foo' }]
+};
+
+test('session messages map to rows with tool cards after their anchor', () => {
+  const rows = sessionRows(session);
+  assert.deepEqual(
+    rows.map(r => (r.kind === 'marker' ? `marker:${r.variant}` : r.kind)),
+    ['user', 'assistant', 'tool', 'assistant', 'marker:interrupted', 'marker:cancel']
+  );
+  assert.equal((rows[0] as any).recovered, true);
+  assert.equal((rows[4] as any).cause, 'server_restart');
+});
+
+test('a server restart recovery is detected for the banner', () => {
+  assert.equal(wasRecoveredAfterRestart(session.messages), true);
+  assert.equal(wasRecoveredAfterRestart([{ role: 'user', content: 'hi' }]), false);
+});
+
+test('sessions sort newest first', () => {
+  const sorted = sortSessions([
+    { session_id: 'a', updated_at: 1 },
+    { session_id: 'b', updated_at: 3 },
+    { session_id: 'c', created_at: 2 }
+  ]);
+  assert.deepEqual(sorted.map(s => s.session_id), ['b', 'c', 'a']);
+});

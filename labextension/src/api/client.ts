@@ -1,0 +1,208 @@
+/**
+ * The only HTTP client of the hermes API (CONTRACT §6).
+ *
+ * Every request goes through `ServerConnection.makeRequest` with URLs built from
+ * `settings.baseUrl`, so tokens, XSRF and JupyterHub prefixes just work. Every
+ * failure surfaces as one `HermesApiError` carrying the server's `{message}`.
+ */
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+import {
+  ICreateSession,
+  IJournalRow,
+  IRunEventsPage,
+  IRunInfo,
+  IRunStarted,
+  ISession,
+  ISessionSummary,
+  isTerminalRow
+} from './contract';
+
+/** The API root below the server's base URL. */
+export const API_ROOT = 'hermes/api';
+
+/** A failed hermes request: `status` is 0 for a network failure. */
+export class HermesApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number
+  ) {
+    super(message);
+    this.name = 'HermesApiError';
+  }
+
+  get isNotFound(): boolean {
+    return this.status === 404;
+  }
+
+  get isConflict(): boolean {
+    return this.status === 409;
+  }
+}
+
+/** Page size used when the client reads a whole run journal. */
+const EVENTS_PAGE_LIMIT = 1000;
+
+export class HermesClient {
+  constructor(readonly serverSettings: ServerConnection.ISettings) {}
+
+  listSessions(): Promise<ISessionSummary[]> {
+    return this.request<ISessionSummary[] | { sessions: ISessionSummary[] }>(
+      'GET',
+      ['sessions']
+    ).then(body => (Array.isArray(body) ? body : (body.sessions ?? [])));
+  }
+
+  createSession(body: ICreateSession = {}): Promise<ISession> {
+    return this.request<ISession | { session: ISession }>(
+      'POST',
+      ['sessions'],
+      body
+    ).then(unwrapSession);
+  }
+
+  getSession(sid: string): Promise<ISession> {
+    return this.request<ISession | { session: ISession }>('GET', [
+      'sessions',
+      sid
+    ]).then(unwrapSession);
+  }
+
+  renameSession(sid: string, title: string): Promise<unknown> {
+    return this.request('PATCH', ['sessions', sid], { title });
+  }
+
+  deleteSession(sid: string): Promise<unknown> {
+    return this.request('DELETE', ['sessions', sid]);
+  }
+
+  startRun(sid: string, message: string): Promise<IRunStarted> {
+    return this.request('POST', ['sessions', sid, 'runs'], { message });
+  }
+
+  /** Rerun the last user turn; the body may name the new run. */
+  retry(sid: string): Promise<Partial<IRunStarted> | null> {
+    return this.request('POST', ['sessions', sid, 'retry'], {});
+  }
+
+  undo(sid: string): Promise<unknown> {
+    return this.request('POST', ['sessions', sid, 'undo'], {});
+  }
+
+  getRun(runId: string): Promise<IRunInfo> {
+    return this.request('GET', ['runs', runId]);
+  }
+
+  cancelRun(runId: string): Promise<unknown> {
+    return this.request('POST', ['runs', runId, 'cancel'], {});
+  }
+
+  getRunEvents(
+    runId: string,
+    afterSeq: number,
+    limit = EVENTS_PAGE_LIMIT
+  ): Promise<IRunEventsPage> {
+    const query = `?after_seq=${afterSeq}&limit=${limit}`;
+    return this.request('GET', ['runs', runId, 'events'], undefined, query);
+  }
+
+  /** Every journal row after `afterSeq`, read page by page. */
+  async readAllEvents(runId: string, afterSeq = 0): Promise<IJournalRow[]> {
+    const rows: IJournalRow[] = [];
+    let cursor = afterSeq;
+    for (;;) {
+      const page = await this.getRunEvents(runId, cursor);
+      const fresh = (page.events ?? []).filter(row => row.seq > cursor);
+      rows.push(...fresh);
+      if (fresh.length === 0) {
+        return rows;
+      }
+      const last = fresh[fresh.length - 1];
+      cursor = last.seq;
+      // A page may be shorter than asked (a server-side cap), so only an empty
+      // page or the terminal row proves the end.
+      if (isTerminalRow(last)) {
+        return rows;
+      }
+    }
+  }
+
+  /** The WebSocket URL of a run stream resuming after `afterSeq`. */
+  streamUrl(runId: string, afterSeq: number): string {
+    const settings = this.serverSettings;
+    let url =
+      URLExt.join(
+        settings.wsUrl,
+        API_ROOT,
+        'runs',
+        encodeURIComponent(runId),
+        'stream'
+      ) + `?after_seq=${afterSeq}`;
+    if (settings.appendToken && settings.token) {
+      url += `&token=${encodeURIComponent(settings.token)}`;
+    }
+    return url;
+  }
+
+  private async request<T>(
+    method: string,
+    parts: string[],
+    body?: unknown,
+    query = ''
+  ): Promise<T> {
+    const url =
+      URLExt.join(
+        this.serverSettings.baseUrl,
+        API_ROOT,
+        ...parts.map(encodeURIComponent)
+      ) + query;
+    const init: RequestInit = { method };
+    if (body !== undefined) {
+      init.body = JSON.stringify(body);
+      init.headers = { 'Content-Type': 'application/json' };
+    }
+    let response: Response;
+    try {
+      response = await ServerConnection.makeRequest(
+        url,
+        init,
+        this.serverSettings
+      );
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new HermesApiError(`Cannot reach the Jupyter server: ${reason}`, 0);
+    }
+    const text = await response.text();
+    let data: unknown = null;
+    if (text.length > 0) {
+      try {
+        data = JSON.parse(text);
+      } catch {
+        data = text;
+      }
+    }
+    if (!response.ok) {
+      throw new HermesApiError(errorMessage(data, response), response.status);
+    }
+    return data as T;
+  }
+}
+
+function unwrapSession(body: ISession | { session: ISession }): ISession {
+  const session = 'session' in body && body.session ? body.session : body;
+  return session as ISession;
+}
+
+function errorMessage(data: unknown, response: Response): string {
+  if (data && typeof data === 'object' && 'message' in data) {
+    const message = (data as { message: unknown }).message;
+    if (typeof message === 'string' && message) {
+      return message;
+    }
+  }
+  if (typeof data === 'string' && data.trim() && data.length < 300) {
+    return data.trim();
+  }
+  return `${response.status} ${response.statusText || 'request failed'}`;
+}

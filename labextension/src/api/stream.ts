@@ -1,0 +1,275 @@
+/**
+ * RunStream: the live journal of one run over `WS runs/{run_id}/stream`.
+ *
+ * Invariant: rows are emitted once each, in seq order, with no gap. The stream
+ * keeps a cursor (the last seq emitted); after a drop it reconnects with
+ * `after_seq=cursor`, drops any row at or below the cursor, and treats a row
+ * past `cursor + 1` as a gap to re-read. Messages without a seq are heartbeats.
+ */
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { HermesApiError, HermesClient } from './client';
+import { IJournalRow, isFinalStatus, isTerminalRow } from './contract';
+
+export type RunStreamState =
+  | 'idle'
+  | 'connecting'
+  | 'open'
+  | 'reconnecting'
+  | 'ended'
+  | 'failed';
+
+export interface IRunStreamOptions {
+  client: HermesClient;
+  runId: string;
+  /** Resume after this seq (0 replays the whole run). */
+  afterSeq?: number;
+  /** Silence (no row, no heartbeat) after which the socket is recycled, in ms. */
+  idleTimeoutMs?: number;
+}
+
+/** Reconnect delays in ms; the last one repeats. */
+const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000];
+/** Default idle timeout: two missed server heartbeats (the server beats under 30 s). */
+const DEFAULT_IDLE_TIMEOUT_MS = 65000;
+
+export class RunStream implements IDisposable {
+  constructor(options: IRunStreamOptions) {
+    this._client = options.client;
+    this.runId = options.runId;
+    this._cursor = options.afterSeq ?? 0;
+    this._idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  }
+
+  readonly runId: string;
+
+  /** Each journal row, once, in seq order. */
+  get rowReceived(): ISignal<this, IJournalRow> {
+    return this._rowReceived;
+  }
+
+  get stateChanged(): ISignal<this, RunStreamState> {
+    return this._stateChanged;
+  }
+
+  get state(): RunStreamState {
+    return this._state;
+  }
+
+  /** The last seq emitted. */
+  get cursor(): number {
+    return this._cursor;
+  }
+
+  /** The reason of a `failed` state. */
+  get error(): string | null {
+    return this._error;
+  }
+
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  /** Open the socket; a no-op once started. */
+  start(): void {
+    if (this._state !== 'idle' || this._disposed) {
+      return;
+    }
+    this._open('connecting');
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    this._teardown();
+    Signal.clearData(this);
+  }
+
+  private _open(state: RunStreamState): void {
+    this._setState(state);
+    const url = this._client.streamUrl(this.runId, this._cursor);
+    const WS = this._client.serverSettings.WebSocket;
+    const ws = new WS(url);
+    this._ws = ws;
+    ws.onopen = () => {
+      if (this._ws === ws) {
+        this._setState('open');
+        this._touch();
+      }
+    };
+    ws.onmessage = event => {
+      if (this._ws === ws) {
+        this._onMessage(event.data);
+      }
+    };
+    ws.onclose = () => {
+      if (this._ws === ws) {
+        this._ws = null;
+        this._onDrop();
+      }
+    };
+    ws.onerror = () => {
+      // onclose follows; reconnecting happens there.
+    };
+    this._touch();
+  }
+
+  private _onMessage(data: unknown): void {
+    this._touch();
+    if (typeof data !== 'string') {
+      return;
+    }
+    let row: IJournalRow;
+    try {
+      row = JSON.parse(data);
+    } catch {
+      return;
+    }
+    if (!row || typeof row !== 'object' || !Number.isInteger(row.seq)) {
+      return; // a heartbeat or a control message
+    }
+    if (row.seq <= this._cursor) {
+      return; // already seen before a reconnect
+    }
+    if (row.seq > this._cursor + 1) {
+      // A gap: drop this socket and resume from the cursor.
+      this._recycle();
+      return;
+    }
+    this._attempt = 0;
+    this._emit(row);
+  }
+
+  private _emit(row: IJournalRow): void {
+    this._cursor = row.seq;
+    this._rowReceived.emit(row);
+    if (isTerminalRow(row)) {
+      this._finish('ended');
+    }
+  }
+
+  /** The socket closed before the terminal row: probe the run, then resume. */
+  private _onDrop(): void {
+    if (this._disposed || this._isDone()) {
+      return;
+    }
+    this._clearIdle();
+    this._setState('reconnecting');
+    const delay = BACKOFF_MS[Math.min(this._attempt, BACKOFF_MS.length - 1)];
+    this._attempt += 1;
+    this._retryTimer = window.setTimeout(() => {
+      this._retryTimer = 0;
+      void this._resume();
+    }, delay);
+  }
+
+  private async _resume(): Promise<void> {
+    if (this._disposed || this._isDone()) {
+      return;
+    }
+    try {
+      const info = await this._client.getRun(this.runId);
+      if (this._disposed || this._isDone()) {
+        return;
+      }
+      if (isFinalStatus(info.status)) {
+        // The run is over (maybe settled by recovery): read the rest over REST.
+        const rows = await this._client.readAllEvents(this.runId, this._cursor);
+        for (const row of rows) {
+          if (this._isDone()) {
+            break;
+          }
+          if (row.seq === this._cursor + 1) {
+            this._emit(row);
+          }
+        }
+        this._finish('ended');
+        return;
+      }
+      this._open('reconnecting');
+    } catch (error) {
+      if (this._disposed) {
+        return;
+      }
+      if (error instanceof HermesApiError && error.status >= 400) {
+        if (error.status === 404 || error.status === 403) {
+          this._error = error.message;
+          this._finish('failed');
+          return;
+        }
+      }
+      this._onDrop(); // server unreachable (restarting?): keep trying
+    }
+  }
+
+  private _recycle(): void {
+    const ws = this._ws;
+    this._ws = null;
+    if (ws) {
+      ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
+      ws.close();
+    }
+    this._onDrop();
+  }
+
+  private _touch(): void {
+    this._clearIdle();
+    this._idleTimer = window.setTimeout(
+      () => this._recycle(),
+      this._idleTimeoutMs
+    );
+  }
+
+  private _finish(state: 'ended' | 'failed'): void {
+    this._teardown();
+    this._setState(state);
+  }
+
+  private _teardown(): void {
+    this._clearIdle();
+    if (this._retryTimer) {
+      window.clearTimeout(this._retryTimer);
+      this._retryTimer = 0;
+    }
+    const ws = this._ws;
+    this._ws = null;
+    if (ws) {
+      ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
+      ws.close();
+    }
+  }
+
+  private _clearIdle(): void {
+    if (this._idleTimer) {
+      window.clearTimeout(this._idleTimer);
+      this._idleTimer = 0;
+    }
+  }
+
+  private _isDone(): boolean {
+    return this._state === 'ended' || this._state === 'failed';
+  }
+
+  private _setState(state: RunStreamState): void {
+    if (this._state !== state) {
+      this._state = state;
+      this._stateChanged.emit(state);
+    }
+  }
+
+  private _client: HermesClient;
+  private _cursor: number;
+  private _idleTimeoutMs: number;
+  private _ws: WebSocket | null = null;
+  private _state: RunStreamState = 'idle';
+  private _error: string | null = null;
+  private _attempt = 0;
+  private _retryTimer = 0;
+  private _idleTimer = 0;
+  private _disposed = false;
+  private _rowReceived = new Signal<this, IJournalRow>(this);
+  private _stateChanged = new Signal<this, RunStreamState>(this);
+}

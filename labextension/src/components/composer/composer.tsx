@@ -1,0 +1,97 @@
+/**
+ * The composer: Enter sends, Shift+Enter breaks the line; Stop replaces Send
+ * while a turn streams; Retry and Undo act on the last turn when idle.
+ */
+import React, { useState } from 'react';
+
+export interface IComposerProps {
+  streaming: boolean;
+  canEdit: boolean;
+  /** Resolves false when the message was not accepted (the text is restored). */
+  onSend: (text: string) => Promise<boolean>;
+  onStop: () => void;
+  onRetry: () => void;
+  onUndo: () => void;
+}
+
+export function Composer(props: IComposerProps): JSX.Element {
+  const { streaming, canEdit } = props;
+  const [text, setText] = useState('');
+  const [sending, setSending] = useState(false);
+
+  const send = async () => {
+    const message = text.trim();
+    if (!message || streaming || sending) {
+      return;
+    }
+    setSending(true);
+    setText('');
+    try {
+      if (!(await props.onSend(message))) {
+        setText(current => current || message);
+      }
+    } finally {
+      setSending(false);
+    }
+  };
+
+  const onKeyDown = (event: React.KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      void send();
+    }
+  };
+
+  return (
+    <div className="jp-HermesComposer">
+      <textarea
+        className="jp-HermesComposer-input"
+        data-testid="hermes-composer"
+        placeholder="Ask Hermes… (Enter to send, Shift+Enter for a new line)"
+        rows={3}
+        value={text}
+        onChange={event => setText(event.target.value)}
+        onKeyDown={onKeyDown}
+      />
+      <div className="jp-HermesComposer-actions">
+        <button
+          className="jp-Button jp-mod-minimal jp-mod-styled"
+          data-testid="hermes-retry"
+          title="Rerun the last user turn"
+          disabled={streaming || !canEdit}
+          onClick={props.onRetry}
+        >
+          Retry
+        </button>
+        <button
+          className="jp-Button jp-mod-minimal jp-mod-styled"
+          data-testid="hermes-undo"
+          title="Drop the last turn"
+          disabled={streaming || !canEdit}
+          onClick={props.onUndo}
+        >
+          Undo
+        </button>
+        <span className="jp-HermesComposer-spacer" />
+        {streaming ? (
+          <button
+            className="jp-Button jp-mod-warn jp-mod-styled"
+            data-testid="hermes-stop"
+            onClick={props.onStop}
+          >
+            Stop
+          </button>
+        ) : (
+          <button
+            className="jp-Button jp-mod-accept jp-mod-styled"
+            data-testid="hermes-send"
+            disabled={!text.trim() || sending}
+            onClick={() => void send()}
+          >
+            Send
+          </button>
+        )}
+      </div>
+    </div>
+  );
+}

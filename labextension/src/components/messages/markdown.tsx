@@ -1,0 +1,83 @@
+/**
+ * Markdown through JupyterLab's rendermime registry (sanitised, untrusted).
+ *
+ * While text streams in, renders are coalesced: at most one render in flight,
+ * and the latest text wins, so a fast stream never queues stale renders.
+ */
+import { MimeModel } from '@jupyterlab/rendermime';
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import React, { useEffect, useRef } from 'react';
+
+/** Minimum time between two renders of a streaming text, in ms. */
+const STREAM_RENDER_INTERVAL_MS = 80;
+
+export interface IMarkdownProps {
+  text: string;
+  rendermime: IRenderMimeRegistry;
+  streaming?: boolean;
+  className?: string;
+}
+
+export function Markdown(props: IMarkdownProps): JSX.Element {
+  const { text, rendermime, streaming, className } = props;
+  const host = useRef<HTMLDivElement>(null);
+  const renderer = useRef<IRenderMime.IRenderer | null>(null);
+  const latest = useRef<string | null>(null);
+  const requested = useRef<string | null>(null);
+  const busy = useRef(false);
+  const streamingRef = useRef(streaming);
+  streamingRef.current = streaming;
+
+  function request(value: string): void {
+    if (value !== requested.current) {
+      requested.current = value;
+      latest.current = value;
+      void pump();
+    }
+  }
+
+  useEffect(() => {
+    const widget = rendermime.createRenderer('text/markdown');
+    renderer.current = widget;
+    host.current?.appendChild(widget.node);
+    requested.current = null;
+    request(text);
+    return () => {
+      renderer.current = null;
+      widget.dispose();
+    };
+  }, [rendermime]);
+
+  useEffect(() => request(text), [text]);
+
+  async function pump(): Promise<void> {
+    if (busy.current) {
+      return;
+    }
+    busy.current = true;
+    try {
+      while (latest.current !== null && renderer.current) {
+        const widget = renderer.current;
+        const value = latest.current;
+        latest.current = null;
+        const model = new MimeModel({
+          data: { 'text/markdown': value },
+          trusted: false
+        });
+        try {
+          await widget.renderModel(model);
+        } catch (error) {
+          widget.node.textContent = value;
+        }
+        if (streamingRef.current) {
+          await new Promise(resolve => setTimeout(resolve, STREAM_RENDER_INTERVAL_MS));
+        }
+      }
+    } finally {
+      busy.current = false;
+    }
+  }
+
+  return <div ref={host} className={className ?? 'jp-HermesMarkdown'} />;
+}

@@ -1,0 +1,141 @@
+/**
+ * The transcript list. Long transcripts render incrementally: only the last
+ * window of rows is mounted; earlier rows are added a page at a time when the
+ * reader scrolls to the top (or clicks "Show earlier"). The view sticks to the
+ * bottom while new text arrives unless the reader has scrolled up.
+ */
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import React, { useEffect, useLayoutEffect, useRef, useState } from 'react';
+
+import { DisplayRow } from '../../model/rows';
+import { MessageRow } from './message-row';
+
+/** Rows mounted at first, and added per page when scrolling up. */
+const PAGE_ROWS = 40;
+/** Distance from the bottom (px) within which the view follows new text. */
+const STICK_PX = 48;
+
+export interface ITranscriptViewProps {
+  rows: readonly DisplayRow[];
+  rendermime: IRenderMimeRegistry;
+  /** Changing this resets the window (another session was opened). */
+  resetKey: string;
+  testId?: string;
+}
+
+export function TranscriptView(props: ITranscriptViewProps): JSX.Element {
+  const { rows, rendermime, resetKey } = props;
+  const [windowSize, setWindowSize] = useState(PAGE_ROWS);
+  const scroller = useRef<HTMLDivElement>(null);
+  const sentinel = useRef<HTMLDivElement>(null);
+  const content = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const anchor = useRef<{ height: number; top: number } | null>(null);
+
+  useEffect(() => {
+    setWindowSize(PAGE_ROWS);
+    stick.current = true;
+  }, [resetKey]);
+
+  // The reader's own new turn brings the view back to the bottom.
+  const last = rows[rows.length - 1];
+  const lastUserId = last && last.kind === 'user' ? last.id : null;
+  const seenUserId = useRef<string | null>(null);
+  if (lastUserId && lastUserId !== seenUserId.current) {
+    stick.current = true;
+  }
+  seenUserId.current = lastUserId;
+
+  const start = Math.max(0, rows.length - windowSize);
+  const hidden = start;
+
+  const showEarlier = () => {
+    const node = scroller.current;
+    if (node) {
+      anchor.current = { height: node.scrollHeight, top: node.scrollTop };
+    }
+    setWindowSize(size => size + PAGE_ROWS);
+  };
+
+  useEffect(() => {
+    const node = sentinel.current;
+    const root = scroller.current;
+    if (!node || !root || hidden === 0 || typeof IntersectionObserver === 'undefined') {
+      return;
+    }
+    const observer = new IntersectionObserver(
+      entries => {
+        if (entries.some(e => e.isIntersecting) && !stick.current) {
+          showEarlier();
+        }
+      },
+      { root }
+    );
+    observer.observe(node);
+    return () => observer.disconnect();
+  }, [hidden, resetKey]);
+
+  useLayoutEffect(() => {
+    const node = scroller.current;
+    if (!node) {
+      return;
+    }
+    if (anchor.current) {
+      // Keep the reader's place when earlier rows are added above.
+      node.scrollTop = anchor.current.top + (node.scrollHeight - anchor.current.height);
+      anchor.current = null;
+    } else if (stick.current) {
+      node.scrollTop = node.scrollHeight;
+    }
+  });
+
+  useEffect(() => {
+    // Markdown renders asynchronously: follow height changes while stuck.
+    const inner = content.current;
+    if (!inner || typeof ResizeObserver === 'undefined') {
+      return;
+    }
+    const observer = new ResizeObserver(() => {
+      const node = scroller.current;
+      if (node && stick.current && !anchor.current) {
+        node.scrollTop = node.scrollHeight;
+      }
+    });
+    observer.observe(inner);
+    return () => observer.disconnect();
+  }, []);
+
+  const onScroll = () => {
+    const node = scroller.current;
+    if (node) {
+      stick.current = node.scrollHeight - node.scrollTop - node.clientHeight < STICK_PX;
+    }
+  };
+
+  return (
+    <div
+      className="jp-HermesTranscript"
+      data-testid={props.testId ?? 'hermes-transcript'}
+      data-row-count={rows.length}
+      ref={scroller}
+      onScroll={onScroll}
+    >
+      {hidden > 0 && (
+        <div ref={sentinel} className="jp-HermesTranscript-earlier">
+          <button
+            className="jp-Button jp-mod-minimal jp-mod-styled"
+            data-testid="hermes-show-earlier"
+            onClick={showEarlier}
+          >
+            Show {Math.min(hidden, PAGE_ROWS)} earlier of {hidden}
+          </button>
+        </div>
+      )}
+      <div className="jp-HermesTranscript-rows" ref={content}>
+        {rows.slice(start).map(row => (
+          <MessageRow key={row.id} row={row} rendermime={rendermime} />
+        ))}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,82 @@
+/**
+ * The open session: status line, recovery banner, errors, transcript, composer.
+ */
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import React from 'react';
+
+import { ChatModel } from '../../model/chat';
+import { TranscriptView } from '../messages/transcript-view';
+import { Composer } from '../composer/composer';
+import { useSignal } from '../use-signal';
+
+const STATUS_TEXT: { [status: string]: string } = {
+  loading: 'Loading…',
+  streaming: 'Streaming…',
+  reconnecting: 'Connection lost, reconnecting…'
+};
+
+export function ChatPanel(props: {
+  model: ChatModel;
+  rendermime: IRenderMimeRegistry;
+}): JSX.Element {
+  const { model, rendermime } = props;
+  useSignal(model.changed);
+  const status = model.status;
+  const streaming = status === 'streaming' || status === 'reconnecting';
+  const canEdit = !!model.session && (model.session.messages ?? []).length > 0;
+
+  return (
+    <div className="jp-HermesChat" data-testid="hermes-chat" data-status={status}>
+      <div className="jp-HermesChat-status" data-testid="hermes-status" data-status={status}>
+        {STATUS_TEXT[status] ?? ''}
+      </div>
+      {model.showRecoveryBanner && (
+        <div className="jp-HermesBanner" data-testid="hermes-recovery-banner" role="alert">
+          <span>
+            The Jupyter server restarted while a turn was running. What the run
+            journal held was recovered; the interrupted turn did not continue.
+          </span>
+          <button
+            className="jp-HermesIconButton"
+            data-testid="hermes-banner-dismiss"
+            title="Dismiss"
+            onClick={() => model.dismissBanner()}
+          >
+            ✕
+          </button>
+        </div>
+      )}
+      {model.error && (
+        <div className="jp-HermesError" data-testid="hermes-error" role="alert">
+          <span>{model.error}</span>
+          <button
+            className="jp-HermesIconButton"
+            title="Dismiss"
+            onClick={() => model.clearError()}
+          >
+            ✕
+          </button>
+        </div>
+      )}
+      {status === 'empty' ? (
+        <div className="jp-HermesChat-empty">
+          Start a new session, or just type a message below.
+        </div>
+      ) : (
+        <TranscriptView
+          rows={model.rows}
+          rendermime={rendermime}
+          resetKey={model.sessionId ?? ''}
+        />
+      )}
+      <Composer
+        streaming={streaming}
+        canEdit={canEdit}
+        onSend={text => model.send(text)}
+        onStop={() => void model.stop()}
+        onRetry={() => void model.retry()}
+        onUndo={() => void model.undo()}
+      />
+    </div>
+  );
+}

@@ -1,0 +1,55 @@
+/**
+ * The session list, newest first, with a New button.
+ */
+import React from 'react';
+
+import { SessionsModel } from '../../model/sessions';
+import { useSignal } from '../use-signal';
+import { SessionItem } from './session-item';
+
+export interface ISessionListProps {
+  model: SessionsModel;
+  onNew: () => void;
+  onRename: (sid: string, title: string) => void;
+  onDelete: (sid: string) => void;
+}
+
+export function SessionList(props: ISessionListProps): JSX.Element {
+  const { model } = props;
+  useSignal(model.changed);
+  const select = React.useCallback((sid: string) => model.select(sid), [model]);
+  return (
+    <div className="jp-HermesSessions">
+      <div className="jp-HermesSessions-header">
+        <span className="jp-HermesSessions-label">Sessions</span>
+        <button
+          className="jp-Button jp-mod-styled jp-mod-accept jp-HermesSessions-new"
+          data-testid="hermes-new-session"
+          onClick={props.onNew}
+        >
+          New
+        </button>
+      </div>
+      {model.error && (
+        <div className="jp-HermesSessions-error" data-testid="hermes-sessions-error">
+          {model.error}
+        </div>
+      )}
+      <ul className="jp-HermesSessions-list" data-testid="hermes-session-list" role="listbox">
+        {model.sessions.map(session => (
+          <SessionItem
+            key={session.session_id}
+            session={session}
+            selected={session.session_id === model.selectedId}
+            onSelect={select}
+            onRename={props.onRename}
+            onDelete={props.onDelete}
+          />
+        ))}
+        {model.loaded && model.sessions.length === 0 && !model.error && (
+          <li className="jp-HermesSessions-empty">No sessions yet.</li>
+        )}
+      </ul>
+    </div>
+  );
+}

@@ -1,0 +1,33 @@
+/**
+ * The Hermes sidebar: session list above the open session's chat.
+ */
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import React from 'react';
+
+import { ChatModel } from '../../model/chat';
+import { SessionsModel } from '../../model/sessions';
+import { ChatPanel } from './chat-panel';
+import { SessionList } from './session-list';
+
+export interface ISidebarProps {
+  sessions: SessionsModel;
+  chat: ChatModel;
+  rendermime: IRenderMimeRegistry;
+  onNew: () => void;
+  onRename: (sid: string, title: string) => void;
+  onDelete: (sid: string) => void;
+}
+
+export function Sidebar(props: ISidebarProps): JSX.Element {
+  return (
+    <div className="jp-HermesSidebar-body">
+      <SessionList
+        model={props.sessions}
+        onNew={props.onNew}
+        onRename={props.onRename}
+        onDelete={props.onDelete}
+      />
+      <ChatPanel model={props.chat} rendermime={props.rendermime} />
+    </div>
+  );
+}

@@ -1,0 +1,333 @@
+/**
+ * ChatModel: the open session's transcript and its actions (send, stop, retry,
+ * undo). Settled turns come from `GET sessions/{sid}`; a running turn comes from
+ * a RunFollower and is replaced by the settled session once its run ends, so the
+ * same text is never shown twice.
+ */
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { HermesApiError, HermesClient } from '../api/client';
+import { ISession } from '../api/contract';
+import { wasRecoveredAfterRestart } from './markers';
+import { RunFollower } from './run-follower';
+import { DisplayRow, IUserRow, contentText } from './rows';
+import { sessionRows } from './session-rows';
+
+/** Reloads tried while waiting for the server to settle an ended run. */
+const SETTLE_ATTEMPTS = 15;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise(resolve => setTimeout(resolve, ms));
+}
+
+export type ChatStatus = 'empty' | 'loading' | 'idle' | 'streaming' | 'reconnecting';
+
+export interface IChatModelOptions {
+  client: HermesClient;
+  /** Creates a session when the user sends without one; returns its id. */
+  createSession: () => Promise<string>;
+  /** Called when a turn starts or settles (the list's streaming badge). */
+  onActivity?: () => void;
+}
+
+export class ChatModel implements IDisposable {
+  constructor(options: IChatModelOptions) {
+    this._client = options.client;
+    this._createSession = options.createSession;
+    this._onActivity = options.onActivity ?? (() => undefined);
+  }
+
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  get sessionId(): string | null {
+    return this._sessionId;
+  }
+
+  get session(): ISession | null {
+    return this._session;
+  }
+
+  /** Settled rows, then the pending user turn, then the live run's rows. */
+  get rows(): readonly DisplayRow[] {
+    if (!this._rows) {
+      const live = this._follower?.transcript.rows ?? [];
+      const pending: DisplayRow[] = this._pending ? [this._pending] : [];
+      this._rows = [...this._settled, ...pending, ...live];
+    }
+    return this._rows;
+  }
+
+  get status(): ChatStatus {
+    if (!this._sessionId) {
+      return 'empty';
+    }
+    if (this._loading && !this._session) {
+      return 'loading';
+    }
+    const state = this._follower?.state;
+    if (state === 'reconnecting') {
+      return 'reconnecting';
+    }
+    return this._follower && state !== 'failed' ? 'streaming' : 'idle';
+  }
+
+  get runId(): string | null {
+    return this._follower?.runId ?? null;
+  }
+
+  get error(): string | null {
+    return this._error;
+  }
+
+  /** A turn of this session was recovered after a server restart. */
+  get showRecoveryBanner(): boolean {
+    if (!this._session || this._bannerDismissed.has(this._session.session_id)) {
+      return false;
+    }
+    const live = this._follower?.transcript.rows ?? [];
+    return (
+      wasRecoveredAfterRestart(this._session.messages ?? []) ||
+      live.some(r => r.kind === 'marker' && r.cause === 'server_restart')
+    );
+  }
+
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  dismissBanner(): void {
+    if (this._session) {
+      this._bannerDismissed.add(this._session.session_id);
+      this._emit();
+    }
+  }
+
+  clearError(): void {
+    this._error = null;
+    this._emit();
+  }
+
+  /** Show a session (or none), attaching to its running turn if it has one. */
+  async open(sessionId: string | null): Promise<void> {
+    if (sessionId === this._sessionId && this._session) {
+      return;
+    }
+    this._setFollower(null);
+    this._sessionId = sessionId;
+    this._session = null;
+    this._settled = [];
+    this._pending = null;
+    this._error = null;
+    this._emit();
+    if (sessionId) {
+      await this.reload();
+    }
+  }
+
+  /** Re-read the session; attach to its active run unless already following it. */
+  async reload(): Promise<void> {
+    const sessionId = this._sessionId;
+    if (!sessionId) {
+      return;
+    }
+    const generation = ++this._generation;
+    this._loading = true;
+    this._emit();
+    try {
+      const session = await this._client.getSession(sessionId);
+      if (generation !== this._generation || this._disposed) {
+        return;
+      }
+      this._session = session;
+      this._settled = sessionRows(session);
+      const active = session.active_stream_id;
+      if (active && this._follower?.runId !== active) {
+        this._follow(active, session.pending_user_message ?? null);
+      } else if (active) {
+        const text = this._pending?.text ?? session.pending_user_message ?? null;
+        this._pending = this._pendingRow(active, text);
+      } else if (this._follower?.state === 'ended') {
+        this._setFollower(null);
+      }
+    } catch (error) {
+      this._fail(error);
+    } finally {
+      if (generation === this._generation) {
+        this._loading = false;
+        this._emit();
+      }
+    }
+  }
+
+  /** Start a turn; false if it was not accepted (the reason is in `error`). */
+  async send(text: string): Promise<boolean> {
+    const message = text.trim();
+    if (!message || this.status === 'streaming' || this.status === 'reconnecting') {
+      return false;
+    }
+    try {
+      const sessionId = this._sessionId ?? (await this._createSession());
+      if (this._sessionId !== sessionId) {
+        await this.open(sessionId);
+      }
+      const started = await this._client.startRun(sessionId, message);
+      this._error = null;
+      this._follow(started.run_id, message);
+      this._onActivity();
+      return true;
+    } catch (error) {
+      this._fail(error);
+      return false;
+    }
+  }
+
+  async stop(): Promise<void> {
+    const runId = this.runId;
+    if (runId) {
+      await this._client.cancelRun(runId).catch(error => this._fail(error));
+    }
+  }
+
+  async retry(): Promise<void> {
+    await this._action(async sid => {
+      const started = await this._client.retry(sid);
+      if (started && typeof started.run_id === 'string') {
+        this._follow(started.run_id, null);
+      }
+    });
+  }
+
+  async undo(): Promise<void> {
+    await this._action(sid => this._client.undo(sid));
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    this._setFollower(null);
+    Signal.clearData(this);
+  }
+
+  private async _action(run: (sid: string) => Promise<unknown>): Promise<void> {
+    const sid = this._sessionId;
+    if (!sid || this.status === 'streaming') {
+      return;
+    }
+    try {
+      await run(sid);
+      this._onActivity();
+      await this.reload();
+    } catch (error) {
+      this._fail(error);
+    }
+  }
+
+  private _follow(runId: string, pendingText: string | null): void {
+    const follower = new RunFollower({
+      client: this._client,
+      runId,
+      settleMarker: false
+    });
+    this._pending = this._pendingRow(runId, pendingText);
+    this._setFollower(follower);
+    follower.changed.connect(this._onFollowerChanged, this);
+    void follower.start();
+  }
+
+  /** The user's turn while it is not settled, unless the session already shows it. */
+  private _pendingRow(runId: string, text: string | null): IUserRow | null {
+    if (!text) {
+      return null;
+    }
+    const messages = this._session?.messages ?? [];
+    const last = messages[messages.length - 1];
+    if (last && last.role === 'user' && contentText(last.content) === text) {
+      return null;
+    }
+    return { kind: 'user', id: `${runId}:user`, text, pending: true };
+  }
+
+  private _onFollowerChanged(follower: RunFollower): void {
+    if (follower !== this._follower) {
+      return;
+    }
+    if (follower.state === 'ended' || follower.state === 'failed') {
+      if (follower.state === 'failed') {
+        this._error = follower.error;
+      }
+      this._onActivity();
+      void this._settle(follower);
+    }
+    this._emit();
+  }
+
+  /**
+   * Replace the ended run's live rows by the settled session in one step. The
+   * server may settle the session a moment after the terminal row, so the live
+   * rows stay until the session no longer names this run as active.
+   */
+  private async _settle(follower: RunFollower): Promise<void> {
+    for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
+      await this.reload();
+      if (this._follower !== follower) {
+        return; // reload dropped it, or a newer run took over
+      }
+      if (this._session?.active_stream_id !== follower.runId) {
+        break;
+      }
+      await sleep(Math.min(200 * (attempt + 1), 2000));
+    }
+    if (this._follower === follower) {
+      this._setFollower(null);
+      this._emit();
+    }
+  }
+
+  private _setFollower(follower: RunFollower | null): void {
+    if (this._follower) {
+      this._follower.dispose();
+    }
+    this._follower = follower;
+    if (!follower) {
+      this._pending = null;
+    }
+    this._rows = null;
+  }
+
+  private _fail(error: unknown): void {
+    if (error instanceof HermesApiError && error.isConflict) {
+      this._error = `${error.message} (a run is already active in this session)`;
+    } else {
+      this._error = error instanceof Error ? error.message : String(error);
+    }
+    this._emit();
+  }
+
+  private _emit(): void {
+    this._rows = null;
+    if (!this._disposed) {
+      this._changed.emit();
+    }
+  }
+
+  private _client: HermesClient;
+  private _createSession: () => Promise<string>;
+  private _onActivity: () => void;
+  private _sessionId: string | null = null;
+  private _session: ISession | null = null;
+  private _settled: DisplayRow[] = [];
+  private _pending: IUserRow | null = null;
+  private _follower: RunFollower | null = null;
+  private _rows: DisplayRow[] | null = null;
+  private _loading = false;
+  private _error: string | null = null;
+  private _generation = 0;
+  private _bannerDismissed = new Set<string>();
+  private _disposed = false;
+  private _changed = new Signal<this, void>(this);
+}

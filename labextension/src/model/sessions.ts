@@ -1,0 +1,181 @@
+/**
+ * SessionsModel: the session list of the sidebar (newest first) and which
+ * session is selected. The selection survives a page reload (localStorage), so
+ * a reload mid-stream re-attaches to the same session's live run.
+ */
+import { IDisposable } from '@lumino/disposable';
+import { Poll } from '@lumino/polling';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { HermesClient } from '../api/client';
+import { ISessionSummary } from '../api/contract';
+
+const SELECTED_KEY = 'hermes-jupyter:selected-session';
+/** How often the list is refreshed while the page is visible, in ms. */
+const REFRESH_INTERVAL_MS = 10000;
+/** The refresh interval while some session is streaming, in ms. */
+const STREAMING_INTERVAL_MS = 3000;
+
+export function isStreaming(session: ISessionSummary): boolean {
+  return session.is_streaming === true || !!session.active_stream_id;
+}
+
+export function sessionTitle(session: ISessionSummary): string {
+  return session.title?.trim() || 'Untitled session';
+}
+
+/** Newest first: by `updated_at`, then `created_at`. */
+export function sortSessions(sessions: ISessionSummary[]): ISessionSummary[] {
+  const key = (s: ISessionSummary) => s.updated_at ?? s.created_at ?? 0;
+  return sessions.slice().sort((a, b) => key(b) - key(a));
+}
+
+export class SessionsModel implements IDisposable {
+  constructor(readonly client: HermesClient) {
+    this._selectedId = readSelected();
+    this._poll = new Poll({
+      factory: () => this.refresh(),
+      frequency: { interval: REFRESH_INTERVAL_MS, backoff: true, max: 60000 },
+      standby: 'when-hidden'
+    });
+  }
+
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /** Emitted when another session is selected (or none). */
+  get selectionChanged(): ISignal<this, string | null> {
+    return this._selectionChanged;
+  }
+
+  get sessions(): readonly ISessionSummary[] {
+    return this._sessions;
+  }
+
+  get selectedId(): string | null {
+    return this._selectedId;
+  }
+
+  get loaded(): boolean {
+    return this._loaded;
+  }
+
+  get error(): string | null {
+    return this._error;
+  }
+
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      const sessions = await this.client.listSessions();
+      this._sessions = sortSessions(sessions);
+      this._error = null;
+      // Poll faster while a run streams, so its badge clears soon after it ends.
+      const interval = this._sessions.some(isStreaming)
+        ? STREAMING_INTERVAL_MS
+        : REFRESH_INTERVAL_MS;
+      if (this._poll.frequency.interval !== interval) {
+        this._poll.frequency = { ...this._poll.frequency, interval };
+      }
+      if (
+        this._selectedId &&
+        !this._sessions.some(s => s.session_id === this._selectedId)
+      ) {
+        this.select(this._sessions[0]?.session_id ?? null);
+      }
+    } catch (error) {
+      this._error = (error as Error).message;
+      throw error; // lets the poll back off
+    } finally {
+      this._loaded = true;
+      this._changed.emit();
+    }
+  }
+
+  /** Refresh now, reporting failures through `error` only. */
+  refreshSoon(): void {
+    void this._poll.refresh();
+  }
+
+  select(sessionId: string | null): void {
+    if (sessionId === this._selectedId) {
+      return;
+    }
+    this._selectedId = sessionId;
+    writeSelected(sessionId);
+    this._selectionChanged.emit(sessionId);
+    this._changed.emit();
+  }
+
+  async create(title?: string): Promise<string> {
+    const session = await this.client.createSession(title ? { title } : {});
+    this._sessions = sortSessions([
+      session,
+      ...this._sessions.filter(s => s.session_id !== session.session_id)
+    ]);
+    this.select(session.session_id);
+    this._changed.emit();
+    this.refreshSoon();
+    return session.session_id;
+  }
+
+  async rename(sessionId: string, title: string): Promise<void> {
+    await this.client.renameSession(sessionId, title);
+    this._sessions = this._sessions.map(s =>
+      s.session_id === sessionId ? { ...s, title } : s
+    );
+    this._changed.emit();
+    this.refreshSoon();
+  }
+
+  async remove(sessionId: string): Promise<void> {
+    await this.client.deleteSession(sessionId);
+    this._sessions = this._sessions.filter(s => s.session_id !== sessionId);
+    if (this._selectedId === sessionId) {
+      this.select(this._sessions[0]?.session_id ?? null);
+    }
+    this._changed.emit();
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    this._poll.dispose();
+    Signal.clearData(this);
+  }
+
+  private _sessions: ISessionSummary[] = [];
+  private _selectedId: string | null;
+  private _loaded = false;
+  private _error: string | null = null;
+  private _disposed = false;
+  private _poll: Poll;
+  private _changed = new Signal<this, void>(this);
+  private _selectionChanged = new Signal<this, string | null>(this);
+}
+
+function readSelected(): string | null {
+  try {
+    return window.localStorage.getItem(SELECTED_KEY);
+  } catch {
+    return null;
+  }
+}
+
+function writeSelected(sessionId: string | null): void {
+  try {
+    if (sessionId) {
+      window.localStorage.setItem(SELECTED_KEY, sessionId);
+    } else {
+      window.localStorage.removeItem(SELECTED_KEY);
+    }
+  } catch {
+    // Storage may be disabled; the selection then lasts for this page only.
+  }
+}

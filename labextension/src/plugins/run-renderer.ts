@@ -1,0 +1,56 @@
+/**
+ * The run-output renderer: `application/vnd.hermes.run+json` outputs render
+ * from the server's journal and follow live runs without a kernel.
+ *
+ * It ranks ahead of the ipywidgets view (rank -10) that the same bundle
+ * carries while streaming, so a reopened notebook never shows "model not found".
+ */
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+
+import { HermesClient } from '../api/client';
+import { RUN_MIME_TYPE } from '../api/contract';
+import { RunOutputRenderer } from '../widgets/run-output';
+
+/** Our rank: below (preferred to) the ipywidgets view's -10. */
+export const RUN_RENDERER_RANK = -20;
+
+export const runRendererPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'hermes-jupyter:run-renderer',
+  description: 'Renders hermes run outputs and re-attaches to live runs.',
+  autoStart: true,
+  requires: [IRenderMimeRegistry],
+  optional: [INotebookTracker],
+  activate: (
+    app: JupyterFrontEnd,
+    rendermime: IRenderMimeRegistry,
+    tracker: INotebookTracker | null
+  ) => {
+    const client = new HermesClient(app.serviceManager.serverSettings);
+    const markDirty = (renderer: RunOutputRenderer) => {
+      tracker?.forEach(panel => {
+        if (panel.model && panel.node.contains(renderer.node)) {
+          panel.model.dirty = true;
+        }
+      });
+    };
+    const factory: IRenderMime.IRendererFactory = {
+      safe: true,
+      mimeTypes: [RUN_MIME_TYPE],
+      defaultRank: RUN_RENDERER_RANK,
+      createRenderer: () =>
+        new RunOutputRenderer({ client, rendermime, onFinalWritten: markDirty })
+    };
+    rendermime.addFactory(factory, RUN_RENDERER_RANK);
+    // Notebooks opened before this plugin cloned the registry without us.
+    const ensure = (registry: IRenderMimeRegistry) => {
+      if (!registry.mimeTypes.includes(RUN_MIME_TYPE)) {
+        registry.addFactory(factory, RUN_RENDERER_RANK);
+      }
+    };
+    tracker?.forEach(panel => ensure(panel.content.rendermime));
+    tracker?.widgetAdded.connect((_, panel) => ensure(panel.content.rendermime));
+  }
+};

@@ -1,0 +1,84 @@
+/**
+ * SidebarPanel: the thin Lumino wrapper of the Hermes sidebar.
+ */
+import { Dialog, showDialog, showErrorMessage } from '@jupyterlab/apputils';
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { ReactWidget } from '@jupyterlab/ui-components';
+import React from 'react';
+
+import { hermesIcon } from '../components/icons';
+import { Sidebar } from '../components/sidebar/sidebar';
+import { ChatModel } from '../model/chat';
+import { SessionsModel, sessionTitle } from '../model/sessions';
+
+export class SidebarPanel extends ReactWidget {
+  constructor(
+    readonly sessions: SessionsModel,
+    readonly chat: ChatModel,
+    private _rendermime: IRenderMimeRegistry
+  ) {
+    super();
+    this.id = 'hermes-jupyter-sidebar';
+    this.addClass('jp-HermesSidebar');
+    this.node.dataset.testid = 'hermes-sidebar';
+    this.title.icon = hermesIcon;
+    this.title.caption = 'Hermes';
+  }
+
+  /** Create a session and open it. */
+  async newSession(): Promise<void> {
+    try {
+      await this.sessions.create();
+    } catch (error) {
+      void showErrorMessage('Cannot create a Hermes session', error as Error);
+    }
+  }
+
+  protected render(): JSX.Element {
+    return (
+      <Sidebar
+        sessions={this.sessions}
+        chat={this.chat}
+        rendermime={this._rendermime}
+        onNew={() => void this.newSession()}
+        onRename={(sid, title) => void this._rename(sid, title)}
+        onDelete={sid => void this._delete(sid)}
+      />
+    );
+  }
+
+  private async _rename(sid: string, title: string): Promise<void> {
+    try {
+      await this.sessions.rename(sid, title);
+    } catch (error) {
+      void showErrorMessage('Cannot rename the session', error as Error);
+    }
+  }
+
+  private async _delete(sid: string): Promise<void> {
+    const session = this.sessions.sessions.find(s => s.session_id === sid);
+    const name = session ? sessionTitle(session) : sid;
+    const result = await showDialog({
+      title: 'Delete session',
+      body: `Delete "${name}" and its run journals? This cannot be undone.`,
+      buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Delete' })]
+    });
+    if (!result.button.accept) {
+      return;
+    }
+    try {
+      await this.sessions.remove(sid);
+    } catch (error) {
+      void showErrorMessage('Cannot delete the session', error as Error);
+    }
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this.chat.dispose();
+    this.sessions.dispose();
+    super.dispose();
+  }
+}

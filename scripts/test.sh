@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The test command: installs everything the tests need (venv, npm packages, Debian chromium,
+# the hermes-agent venv), then runs the whole suite, real servers, kernels and browser included.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh test
+bash scripts/ensure_chromium.sh
+export HERMES_JUPYTER_REQUIRE_HERMES=1
+exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

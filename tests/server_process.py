@@ -1,0 +1,151 @@
+"""A real `jupyter server` subprocess with the extension, for crash, kernel and benchmark tests.
+
+Why a subprocess: only a real process can be SIGKILLed or SIGTERMed and started
+again over the same state dir, which is what a restart really is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from tornado.websocket import websocket_connect
+
+TOKEN = "hermes-test-token"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class JupyterServerProcess:
+    """Start, stop, kill and restart a jupyter server over one state dir."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        base_url: str = "/a%40b/",
+        token_delay: float = 0.01,
+        extra_args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.root = root
+        self.state_dir = root / "hermes-state"
+        self.notebooks = root / "notebooks"
+        self.notebooks.mkdir(parents=True, exist_ok=True)
+        self.base_url = base_url
+        self.token_delay = token_delay
+        self.extra_args = extra_args or []
+        self.env = env or {}
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log_path = root / "server.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.base_url}"
+
+    def start(self, timeout_s: float = 60) -> JupyterServerProcess:
+        args = [
+            sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={self.port}", "--ip=127.0.0.1",
+            f"--ServerApp.token={TOKEN}", f"--ServerApp.base_url={self.base_url}",
+            f"--ServerApp.root_dir={self.notebooks}", "--ServerApp.port_retries=0",
+            f"--HermesJupyter.state_dir={self.state_dir}", f"--DemoAgent.token_delay={self.token_delay}",
+            "--HermesJupyter.drain_timeout=2", *self.extra_args,
+        ]
+        if os.geteuid() == 0:
+            args.append("--allow-root")
+        env = {**os.environ, "HERMES_HOME": str(self.root / "hermes-home"),
+               "JUPYTER_RUNTIME_DIR": str(self.root / "runtime"), **self.env}
+        log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the process
+        self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root)
+        log.close()
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"jupyter server exited: {self.log_path.read_text()[-3000:]}")
+            try:
+                if self.get("sessions").status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        raise TimeoutError(f"jupyter server did not answer: {self.log_path.read_text()[-3000:]}")
+
+    def signal(self, sig: int, timeout_s: float = 30) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+        code = self.proc.wait(timeout_s)
+        self.proc = None
+        return code
+
+    def kill(self) -> None:
+        self.signal(signal.SIGKILL)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.signal(signal.SIGTERM)
+        self.proc = None
+
+    def restart(self) -> JupyterServerProcess:
+        self.stop()
+        return self.start()
+
+    # -- HTTP ---------------------------------------------------------------------------------
+    def request(self, method: str, path: str, body: Any = None, **params: Any) -> httpx.Response:
+        return httpx.request(
+            method, self.url + "hermes/api/" + path, params=params or None,
+            headers={"Authorization": f"token {TOKEN}"}, json=body, timeout=30,
+        )
+
+    def get(self, path: str, **params: Any) -> httpx.Response:
+        return self.request("GET", path, **params)
+
+    def post(self, path: str, body: Any = None) -> httpx.Response:
+        return self.request("POST", path, body if body is not None else {})
+
+    def jupyter(self, method: str, path: str, body: Any = None) -> httpx.Response:
+        """The server's own API (kernels, contents) under the same base_url."""
+        return httpx.request(method, self.url + path, headers={"Authorization": f"token {TOKEN}"}, json=body, timeout=30)
+
+    def new_session(self, **body: Any) -> str:
+        response = self.post("sessions", body)
+        assert response.status_code == 201, response.text
+        return str(response.json()["session_id"])
+
+    def start_run(self, session_id: str, message: str, **extra: Any) -> str:
+        response = self.post(f"sessions/{session_id}/runs", {"message": message, **extra})
+        assert response.status_code == 202, response.text
+        return str(response.json()["run_id"])
+
+    async def open_stream(self, run_id: str, after_seq: int = 0) -> Any:
+        ws_url = self.url.replace("http://", "ws://") + f"hermes/api/runs/{quote(run_id)}/stream?after_seq={after_seq}"
+        from tornado.httpclient import HTTPRequest
+
+        return await websocket_connect(HTTPRequest(ws_url, headers={"Authorization": f"token {TOKEN}"}))
+
+    async def read_rows(self, ws: Any, limit: int | None = None, timeout_s: float = 30) -> list[dict[str, Any]]:
+        """Rows (heartbeats skipped) until `limit` rows or the socket closes."""
+        import asyncio
+
+        rows: list[dict[str, Any]] = []
+        while limit is None or len(rows) < limit:
+            message = await asyncio.wait_for(ws.read_message(), timeout_s)
+            if message is None:
+                break
+            data = json.loads(message)
+            if data.get("type") != "heartbeat":
+                rows.append(data)
+        return rows
