@@ -41,6 +41,8 @@ def close(manager: RunManager) -> None:
 
 
 async def observe(manager: RunManager, run_id: str, latencies: list[float] | None = None) -> int:
+    """Rows of a run; with `latencies`, the delivery delay of rows journaled after the attach."""
+    attached_at = time.time()
     count = 0
     async for batch in manager.attach(run_id).batches():
         if isinstance(batch, Heartbeat):
@@ -48,7 +50,7 @@ async def observe(manager: RunManager, run_id: str, latencies: list[float] | Non
         now = time.time()
         count += len(batch)
         if latencies is not None:
-            latencies.extend(now - a.row["created_at"] for a in batch)
+            latencies.extend(now - a.row["created_at"] for a in batch if a.row["created_at"] >= attached_at)
     return count
 
 
@@ -77,12 +79,17 @@ def bare_append_rate(root: Path, events: int) -> float:
 
 
 async def latency(root: Path, runs: int, tokens: int) -> dict[str, Any]:
+    """Each run starts and gets its observer at once, so latency is delivery, not backlog."""
     manager = build(root / "lat", 0.02)
-    sessions = [manager.store.create() for _ in range(runs)]
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    started = [await manager.start_run(s.session_id, f"count to {tokens}") for s in sessions]
     latencies: list[float] = []
-    await asyncio.gather(*(observe(manager, r.run_id, latencies) for r in started))
+
+    async def one() -> int:
+        session = await asyncio.to_thread(manager.store.create)
+        run = await manager.start_run(session.session_id, f"count to {tokens}")
+        return await observe(manager, run.run_id, latencies)
+
+    await asyncio.gather(*(one() for _ in range(runs)))
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     latencies.sort()
     close(manager)

@@ -1,0 +1,108 @@
+"""Server benchmark, printed as JSON: N WebSocket clients (1, 10, 100) streaming demo runs
+through a real `jupyter server` process, next to the same load through the engine alone.
+
+Each client owns one run (`count to TOKENS` at the demo's default pace, 20 ms per token).
+Latency = receipt time - the row's journal `created_at` (same machine clock).
+
+Usage: python benchmarks/bench_server.py [--quick]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.bench_engine import build, close, observe  # noqa: E402
+from tests.server_process import TOKEN, JupyterServerProcess  # noqa: E402
+
+
+def summarize(latencies: list[float], rows: int, elapsed: float) -> dict[str, Any]:
+    latencies.sort()
+    return {
+        "rows": rows, "rows_per_s": round(rows / elapsed),
+        "p50_ms": round(statistics.median(latencies) * 1000, 2),
+        "p99_ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 2),
+    }
+
+
+async def through_server(server: JupyterServerProcess, clients: int, tokens: int) -> dict[str, Any]:
+    """Each client starts its run and attaches at once, so latency is delivery, not backlog."""
+    import httpx
+
+    latencies: list[float] = []
+    headers = {"Authorization": f"token {TOKEN}"}
+
+    async def client(http: httpx.AsyncClient) -> int:
+        sid = (await http.post(server.url + "hermes/api/sessions", json={}, headers=headers)).json()["session_id"]
+        reply = await http.post(server.url + f"hermes/api/sessions/{sid}/runs", json={"message": f"count to {tokens}"}, headers=headers)
+        ws = await server.open_stream(reply.json()["run_id"])
+        attached_at = time.time()
+        count = 0
+        try:
+            while True:
+                message = await ws.read_message()
+                if message is None:
+                    return count
+                now = time.time()
+                row = json.loads(message)
+                if "seq" in row:
+                    if row["created_at"] >= attached_at:  # rows from before the attach are backlog, not latency
+                        latencies.append(now - row["created_at"])
+                    count += 1
+        finally:
+            ws.close()
+
+    start = time.perf_counter()
+    async with httpx.AsyncClient(timeout=60) as http:
+        counts = await asyncio.gather(*(client(http) for _ in range(clients)))
+    elapsed = time.perf_counter() - start
+    assert all(c == tokens + 1 for c in counts), counts
+    return summarize(latencies, sum(counts), elapsed)
+
+
+async def through_engine(root: Path, clients: int, tokens: int) -> dict[str, Any]:
+    manager = build(root / f"engine{clients}", 0.02)
+    latencies: list[float] = []
+
+    async def client() -> int:
+        session = await asyncio.to_thread(manager.store.create)
+        run = await manager.start_run(session.session_id, f"count to {tokens}")
+        return await observe(manager, run.run_id, latencies)
+
+    start = time.perf_counter()
+    counts = await asyncio.gather(*(client() for _ in range(clients)))
+    elapsed = time.perf_counter() - start
+    close(manager)
+    return summarize(latencies, sum(counts), elapsed)
+
+
+async def main() -> None:
+    quick = "--quick" in sys.argv
+    tokens = 50 if quick else 200
+    result: dict[str, Any] = {"tokens_per_run": tokens, "token_delay_s": 0.02}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        server = JupyterServerProcess(root / "server", token_delay=0.02).start()
+        try:
+            for clients in (1, 10, 100):
+                srv = await through_server(server, clients, tokens)
+                eng = await through_engine(root, clients, tokens)
+                result[f"clients_{clients}"] = {
+                    "server": srv, "engine": eng,
+                    "server_over_engine_p99": round(srv["p99_ms"] / max(eng["p99_ms"], 0.01), 2),
+                }
+        finally:
+            server.stop()
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
