@@ -100,6 +100,7 @@ def authoritative_terminal(rows: list[JournalRow]) -> JournalRow | None:
     `stream_end` never does.
     """
     fallback: JournalRow | None = None
+    row: JournalRow
     for row in reversed(rows):
         if row.get("terminal") is not True:
             continue

@@ -72,7 +72,7 @@ def can_supersede_recovery_marker(session: Session, user_text: str) -> bool:
         return False
     for row in reversed(session.messages[:-1]):
         if row.get("role") == "user" and not row.get("_error"):
-            return row.get("content") == user_text
+            return bool(row.get("content") == user_text)
     return False
 
 

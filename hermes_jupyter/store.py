@@ -105,6 +105,7 @@ class SessionStore:
         self._guard = threading.Lock()
         self._index: dict[str, dict[str, Any]] | None = None
         self._index_timer: threading.Timer | None = None
+        self._reconciled = threading.Event()
 
     # -- locks and cache ------------------------------------------------------------
     def lock(self, session_id: str) -> threading.Lock:
@@ -192,14 +193,53 @@ class SessionStore:
         return rows
 
     def _load_index(self) -> dict[str, dict[str, Any]]:
+        """The in-memory index. A saved index is trusted at once and verified in the background.
+
+        Verification re-reads sidecars whose mtime differs from the index row (a save
+        whose index write a crash cut off); until it ends, such a row may be stale.
+        Without a saved index the sidecars are scanned before answering.
+        """
         with self._guard:
             if self._index is not None:
                 return self._index
-        index = self._reconcile_index(self._read_index_file())
+        saved = self._read_index_file()
+        if not saved:
+            fresh = self._apply_reconcile({}, self._reconcile_index({}))
+            self._reconciled.set()
+            return fresh
         with self._guard:
             if self._index is None:
-                self._index = index
+                self._index = saved
+                threading.Thread(target=self._verify_index, args=(dict(saved),), daemon=True,
+                                 name="hermes-index-verify").start()
             return self._index
+
+    def wait_reconciled(self, timeout_s: float = 10.0) -> bool:
+        """Block until the index has been checked against the sidecars (tests, benchmarks)."""
+        return self._reconciled.wait(timeout_s)
+
+    def _verify_index(self, snapshot: dict[str, dict[str, Any]]) -> None:
+        try:
+            self._apply_reconcile(snapshot, self._reconcile_index(snapshot))
+        except OSError:
+            log.exception("could not verify the session index against the sidecars")
+        finally:
+            self._reconciled.set()
+
+    def _apply_reconcile(
+        self, snapshot: dict[str, dict[str, Any]], fresh: dict[str, dict[str, Any]]
+    ) -> dict[str, dict[str, Any]]:
+        """Merge a scan into the live index without undoing saves that happened meanwhile."""
+        with self._guard:
+            index = self._index if self._index is not None else {}
+            for sid, row in fresh.items():
+                if index.get(sid) is snapshot.get(sid):
+                    index[sid] = row
+            for sid, row in snapshot.items():
+                if sid not in fresh and index.get(sid) is row:
+                    del index[sid]
+            self._index = index
+            return index
 
     def _read_index_file(self) -> dict[str, dict[str, Any]]:
         try:

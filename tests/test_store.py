@@ -48,6 +48,8 @@ def test_corrupt_sidecar_is_reported_and_left_in_place(store: SessionStore) -> N
         store.load(session.session_id)
     assert path.read_bytes() == before
     fresh = SessionStore(store.root)
+    fresh.list()
+    assert fresh.wait_reconciled()
     [row] = [r for r in fresh.list() if r["session_id"] == session.session_id]
     assert row["corrupt"] is True
     assert path.read_bytes() == before
@@ -82,8 +84,14 @@ def test_index_rows_are_refreshed_when_a_sidecar_changed_behind_its_back(store: 
     other.save(loaded)
     other.close()
     os.utime(store.path(session.session_id), ns=(1, 1))  # mtime differs from what the index saw
+    index_path = store.root / INDEX_NAME
+    stale = json.loads(index_path.read_text())
+    stale[session.session_id]["title"] = "old title"
+    index_path.write_text(json.dumps(stale))
     fresh = SessionStore(store.root)
-    assert [r["title"] for r in fresh.list()] == ["new title"]
+    assert [r["title"] for r in fresh.list()] == ["old title"]  # answered from the index at once...
+    assert fresh.wait_reconciled()
+    assert [r["title"] for r in fresh.list()] == ["new title"]  # ...and healed in the background
 
 
 def test_corrupt_index_is_rebuilt(store: SessionStore) -> None:

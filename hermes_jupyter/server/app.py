@@ -86,6 +86,7 @@ class HermesJupyter(ExtensionApp):
         return str(default_state_dir())
 
     def initialize_settings(self) -> None:
+        assert self.serverapp is not None
         state = Path(self.state_dir).expanduser()
         store = SessionStore(state / "sessions")
         journals = Journals(

@@ -25,7 +25,7 @@ from ..runs.status import UnknownRun
 from .services import HermesServices
 
 
-class RunStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: ignore[misc]
+class RunStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     auth_resource = "hermes:runs"
     observer: Observer | None = None
     pump: asyncio.Task[None] | None = None
@@ -56,13 +56,13 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # typ
             raise web.HTTPError(404, "unknown run %s", run_id) from exc
 
     @ws_authenticated
-    async def get(self, run_id: str) -> None:  # type: ignore[override]
+    async def get(self, run_id: str) -> None:
         await self.pre_get(run_id)
         result = super().get(run_id)
         if result is not None:
             await result
 
-    def open(self, run_id: str) -> None:  # type: ignore[override]
+    def open(self, run_id: str) -> None:
         self.pump = asyncio.ensure_future(self._pump())
 
     async def _pump(self) -> None:

@@ -1,0 +1,122 @@
+"""`jupyter hermes recover | sessions`: the state directory seen from a shell, no server needed.
+
+`recover` rewrites unfinished hermes outputs of notebooks from the run journals
+(the same code the server's `POST notebooks/recover` runs); `sessions` lists
+the sessions, newest first.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from jupyter_core.application import JupyterApp
+from traitlets import Bool, Unicode
+
+from . import __version__
+from .paths import default_state_dir
+
+_STATE_DIR_HELP = (
+    "The hermes-jupyter state directory (default: $HERMES_JUPYTER_STATE_DIR, else $HERMES_HOME/jupyter, "
+    "HERMES_HOME defaulting to ~/.hermes)."
+)
+
+
+class _StateDirApp(JupyterApp):
+    """A subcommand that reads the state directory."""
+
+    version = __version__
+    state_dir = Unicode("", config=True, help=_STATE_DIR_HELP)
+    aliases = {"state-dir": "_StateDirApp.state_dir"}
+
+    def resolved_state_dir(self) -> Path:
+        return Path(self.state_dir).expanduser() if self.state_dir else default_state_dir()
+
+
+class RecoverApp(_StateDirApp):
+    name = "jupyter-hermes-recover"
+    description = (
+        "Rewrite, from the run journals, every hermes cell output of the given notebooks whose run "
+        "status is not final (a run cut off by a kernel restart gets its partial output and the "
+        "interrupted marker; one that completed while no kernel listened gets its full answer). "
+        "Every other cell is left untouched."
+    )
+    examples = "jupyter hermes recover analysis.ipynb --state-dir ~/.hermes/jupyter"
+    aliases = {"state-dir": "RecoverApp.state_dir"}
+
+    def start(self) -> None:
+        from .notebook.recover import recover_notebook_file  # nbformat is only needed here
+
+        if not self.extra_args:
+            self.log.error("give at least one notebook: jupyter hermes recover NB.ipynb")
+            self.exit(2)
+        state_dir = self.resolved_state_dir()
+        failed = False
+        for name in self.extra_args:
+            try:
+                cells = recover_notebook_file(name, state_dir)
+            except (OSError, ValueError) as exc:  # unreadable, not JSON, invalid notebook
+                self.log.error("%s: %s", name, exc)
+                failed = True
+                continue
+            print(f"{name}: {cells} cell{'s' if cells != 1 else ''} recovered")
+        if failed:
+            self.exit(1)
+
+
+class SessionsApp(_StateDirApp):
+    name = "jupyter-hermes-sessions"
+    description = "List the hermes sessions of the state directory, newest first."
+    as_json = Bool(False, config=True, help="Print one JSON object per line instead of a table.")
+    aliases = {"state-dir": "SessionsApp.state_dir"}
+    flags = {"json": ({"SessionsApp": {"as_json": True}}, "Print JSON lines.")}
+
+    def start(self) -> None:
+        from .store import SessionStore
+
+        root = self.resolved_state_dir() / "sessions"
+        if not root.is_dir():
+            self.log.info("no sessions under %s", root)
+            return
+        store = SessionStore(root)
+        try:
+            rows = store.list()
+        finally:
+            store.close()
+        for row in rows:
+            print(json.dumps(row, default=str) if self.as_json else _session_line(row))
+
+
+def _session_line(row: dict[str, Any]) -> str:
+    updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(row.get("updated_at") or 0)))
+    state = "running" if row.get("active_stream_id") else "corrupt" if row.get("corrupt") else ""
+    title = str(row.get("title") or "")
+    where = f"  [{row['notebook_path']}]" if row.get("notebook_path") else ""
+    return f"{updated}  {row.get('session_id')}  {row.get('message_count', 0):>4} msgs  {state:<7} {title}{where}"
+
+
+class HermesApp(JupyterApp):
+    name = "jupyter-hermes"
+    version = __version__
+    description = "hermes-jupyter from the command line."
+    subcommands = {
+        "recover": (RecoverApp, RecoverApp.description.splitlines()[0]),
+        "sessions": (SessionsApp, SessionsApp.description),
+    }
+
+    def start(self) -> None:
+        if self.subapp is None:
+            self.print_help()
+            self.exit(2)
+        super().start()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the `jupyter-hermes` console script (`jupyter hermes …`)."""
+    try:
+        HermesApp.launch_instance(argv)
+    finally:
+        for app in (RecoverApp, SessionsApp, HermesApp):
+            app.clear_instance()

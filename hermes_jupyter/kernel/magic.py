@@ -1,0 +1,325 @@
+"""`%%hermes` / `%hermes`: ask the hermes server from a notebook cell and stream the answer into it.
+
+The kernel is only a client: the server runs the agent and journals every
+event; the magic starts the run, follows its stream and renders it. It never
+executes what the agent writes. Interrupting the kernel (■) cancels the run on
+the server and keeps its partial output.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+from .client import HermesApiError, HermesClient, RunStream, ServerInfo, StreamLost, find_server
+from .view import LiveCell
+
+USAGE = """\
+%%hermes [--session NAME | --new]   the cell body is the prompt
+%hermes PROMPT                      a one-line prompt
+%hermes sessions                    list this server's sessions, newest first
+%hermes cancel                      cancel the running turn of this notebook's session"""
+#: Seconds to wait for the cancel row after an interrupt before leaving the cell.
+CANCEL_WAIT_S = 10.0
+#: Seconds an interrupt waits to see whether a shutdown follows. jupyter_client interrupts a kernel
+#: right before it restarts or shuts it down; that run is the server's to settle (`kernel_restart`),
+#: not the user's to cancel.
+SHUTDOWN_GRACE_S = 0.5
+_KERNEL_FILE = re.compile(r"kernel-(.+)\.json$")
+
+
+class UsageError(ValueError):
+    """The magic line could not be understood."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """A parsed magic line: an action or a prompt, and which session to use."""
+
+    action: str  # "ask", "sessions", "cancel"
+    prompt: str = ""
+    session: str | None = None
+    new: bool = False
+
+
+def parse(line: str, cell: str | None) -> Request:
+    """Parse by hand: a prompt is free text, so shlex (as magic_arguments uses) would choke on `what's`."""
+    rest = line.strip()
+    session: str | None = None
+    new = False
+    while rest.startswith("--"):
+        head, _, tail = rest.partition(" ")
+        if head == "--new":
+            new = True
+        elif head.startswith("--session="):
+            session = head.split("=", 1)[1]
+        elif head == "--session":
+            session, _, tail = tail.strip().partition(" ")
+        else:
+            raise UsageError(f"unknown option {head}\n\n{USAGE}")
+        rest = tail.strip()
+        if head.startswith("--session") and not session:
+            raise UsageError(f"--session needs a NAME\n\n{USAGE}")
+    if new and session:
+        raise UsageError(f"use either --session NAME or --new\n\n{USAGE}")
+    if cell is None and rest in ("sessions", "cancel"):
+        return Request(rest, session=session, new=new)
+    prompt = cell.strip() if cell is not None else rest
+    if cell is not None and rest:
+        raise UsageError(f"%%hermes takes only options on its first line\n\n{USAGE}")
+    if not prompt:
+        raise UsageError(USAGE)
+    return Request("ask", prompt, session, new)
+
+
+@dataclass(frozen=True)
+class KernelContext:
+    """Where this cell runs: the notebook (server-relative when known), the cell and the kernel."""
+
+    notebook_path: str | None
+    cell_id: str | None
+    kernel_id: str | None
+
+
+def kernel_context(shell: Any, server: ServerInfo, env: dict[str, str] | None = None) -> KernelContext:
+    env = dict(os.environ) if env is None else env
+    return KernelContext(_notebook_path(env.get("JPY_SESSION_NAME"), server.root_dir), _cell_id(shell), _kernel_id())
+
+
+def _notebook_path(name: str | None, root_dir: str | None) -> str | None:
+    """JPY_SESSION_NAME is an absolute path when the server set it; sessions use the root-relative one."""
+    if not name:
+        return None
+    if root_dir and os.path.isabs(name):
+        try:
+            relative = Path(name).resolve().relative_to(Path(root_dir).resolve())
+        except ValueError:
+            return name
+        return relative.as_posix()
+    return name
+
+
+def _cell_id(shell: Any) -> str | None:
+    """The executing cell's id, from the execute request's metadata (JupyterLab and Notebook 7 send it)."""
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return None
+    try:
+        parent = kernel.get_parent("shell")
+    except (AttributeError, LookupError, TypeError):
+        return None
+    value = (parent or {}).get("metadata", {}).get("cellId")
+    return str(value) if value else None
+
+
+def _kernel_id() -> str | None:
+    try:
+        from ipykernel.connect import get_connection_file
+
+        match = _KERNEL_FILE.search(os.path.basename(get_connection_file()))
+    except (ImportError, RuntimeError, AttributeError):
+        return None
+    return match.group(1) if match else None
+
+
+@magics_class
+class HermesMagics(Magics):
+    """The `hermes` line/cell magic. One server client and one current session per kernel."""
+
+    def __init__(self, shell: Any, client_factory: Callable[[], HermesClient] | None = None) -> None:
+        super().__init__(shell)
+        self._client_factory = client_factory or (lambda: HermesClient(find_server()))
+        self._client: HermesClient | None = None
+        self.session_id: str | None = None
+        self.last_cell: LiveCell | None = None
+        self.shutting_down = watch_shutdown(getattr(shell, "kernel", None))
+
+    def close(self) -> None:
+        """Release the HTTP connections (on `%unload_ext`)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    @property
+    def client(self) -> HermesClient:
+        if self._client is None:
+            self._client = self._client_factory()
+        return self._client
+
+    @line_cell_magic
+    def hermes(self, line: str, cell: str | None = None) -> None:
+        """Ask the hermes agent; the answer streams into this cell. See `%hermes?`."""
+        try:
+            request = parse(line, cell)
+        except UsageError as exc:
+            print(exc)
+            return
+        try:
+            if request.action == "sessions":
+                self._show_sessions()
+            elif request.action == "cancel":
+                self._cancel_current()
+            else:
+                self._ask(request)
+        except HermesApiError as exc:
+            print(f"hermes: the server refused: {exc.message} (HTTP {exc.status})")
+
+    # -- sessions ------------------------------------------------------------------------------
+    def _context(self) -> KernelContext:
+        return kernel_context(self.shell, self.client.server)
+
+    def _resolve_session(self, request: Request, ctx: KernelContext) -> str:
+        """`--session NAME`: the session titled NAME; `--new`: a fresh one; else this notebook's latest."""
+        title = Path(ctx.notebook_path).name if ctx.notebook_path else "IPython kernel"
+        if request.new:
+            created = self.client.create_session(title=title, notebook_path=ctx.notebook_path, kernel_id=ctx.kernel_id)
+            self.session_id = str(created["session_id"])
+        elif request.session:
+            named = [s for s in self.client.list_sessions() if s.get("title") == request.session]
+            if named:
+                self.session_id = str(named[0]["session_id"])
+            else:
+                created = self.client.create_session(
+                    title=request.session, notebook_path=ctx.notebook_path, kernel_id=ctx.kernel_id
+                )
+                self.session_id = str(created["session_id"])
+        elif self.session_id is None:
+            mine = self.client.list_sessions(ctx.notebook_path) if ctx.notebook_path else []
+            if mine:
+                self.session_id = str(mine[0]["session_id"])
+            else:
+                created = self.client.create_session(title=title, notebook_path=ctx.notebook_path, kernel_id=ctx.kernel_id)
+                self.session_id = str(created["session_id"])
+        return self.session_id
+
+    def _show_sessions(self) -> None:
+        from IPython.display import Markdown, display
+
+        rows = self.client.list_sessions()
+        lines = ["| | session | title | messages | notebook | updated |", "|---|---|---|---|---|---|"]
+        for row in rows:
+            mark = "▶" if row.get("session_id") == self.session_id else ""
+            updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(row.get("updated_at") or 0)))
+            title = str(row.get("title") or "").replace("|", "\\|")
+            lines.append(
+                f"| {mark} | `{row.get('session_id')}` | {title} | {row.get('message_count', 0)} | "
+                f"{row.get('notebook_path') or ''} | {updated} |"
+            )
+        display(Markdown("\n".join(lines) if rows else "*No hermes sessions yet.*"))
+
+    def _cancel_current(self) -> None:
+        if self.session_id is None:
+            ctx = self._context()
+            mine = self.client.list_sessions(ctx.notebook_path) if ctx.notebook_path else []
+            self.session_id = str(mine[0]["session_id"]) if mine else None
+        run_id = self.client.get_session(self.session_id).get("active_stream_id") if self.session_id else None
+        if not run_id:
+            print("hermes: nothing is running in this notebook's session.")
+            return
+        self.client.cancel(str(run_id))
+        print(f"hermes: cancelled run {run_id}.")
+
+    # -- asking --------------------------------------------------------------------------------
+    def _ask(self, request: Request) -> None:
+        ctx = self._context()
+        binding = {"notebook_path": ctx.notebook_path, "cell_id": ctx.cell_id, "kernel_id": ctx.kernel_id}
+        session_id = self._resolve_session(request, ctx)
+        try:
+            started = self.client.start_run(session_id, request.prompt, **binding)
+        except HermesApiError as exc:
+            if exc.status != 404 or request.session or request.new:
+                raise
+            self.session_id = None  # the remembered session was deleted meanwhile: use a fresh one
+            session_id = self._resolve_session(request, ctx)
+            started = self.client.start_run(session_id, request.prompt, **binding)
+        run_id = str(started["run_id"])
+        cell = LiveCell(session_id, run_id, base_path=urlsplit(self.client.server.url).path or "/")
+        self.last_cell = cell
+        cell.show()
+        stream = self.client.stream(run_id).start()
+        try:
+            self._follow(cell, stream)
+        except KeyboardInterrupt:
+            if self.shutting_down.wait(SHUTDOWN_GRACE_S):
+                cell.finish()  # the kernel is going away: the server settles the run as kernel_restart
+            else:
+                self._cancel_after_interrupt(cell, run_id)
+            raise
+        except StreamLost as exc:
+            cell.finish()
+            print(f"hermes: lost the stream ({exc}); the run goes on on the server: "
+                  "`jupyter hermes recover` fills in this cell once it is saved.")
+        finally:
+            stream.close()
+
+    def _follow(self, cell: LiveCell, stream: RunStream) -> None:
+        wait_s = 0.05
+        while True:
+            rows = stream.get_batch(wait_s)
+            if rows is None:
+                break
+            cell.feed(rows)
+            wait_s = max(0.01, cell.tick())
+        status = None if cell.output.terminal is not None else self.client.run_status(cell.output.run_id).get("status")
+        cell.finish(status)
+
+    def _cancel_after_interrupt(self, cell: LiveCell, run_id: str) -> None:
+        """Cancel on the server, then read the rows up to the cancel row so the cell shows how it ended."""
+        try:
+            self.client.cancel(run_id)
+            deadline = time.monotonic() + CANCEL_WAIT_S
+            while cell.output.terminal is None and time.monotonic() < deadline:
+                page = self.client.events(run_id, cell.output.seq)
+                cell.feed(page.get("events", []))
+                if page.get("terminal"):
+                    break
+                if not page.get("events"):
+                    time.sleep(0.05)
+        finally:
+            cell.finish()
+
+
+def watch_shutdown(kernel: Any) -> threading.Event:
+    """An event set when the kernel receives a shutdown (or restart) request.
+
+    The control thread handles that request while the magic blocks the main
+    thread, so wrapping its handler is how the magic learns, after the
+    interrupt jupyter_client sends first, that a restart is under way.
+    """
+    event = threading.Event()
+    handlers = getattr(kernel, "control_handlers", None)
+    if not isinstance(handlers, dict) or "shutdown_request" not in handlers:
+        return event
+    original = handlers["shutdown_request"]
+    if getattr(original, "hermes_event", None) is not None:
+        return original.hermes_event  # type: ignore[no-any-return]
+
+    def shutdown_request(*args: Any) -> Any:
+        event.set()
+        return original(*args)
+
+    shutdown_request.hermes_event = event  # type: ignore[attr-defined]
+    handlers["shutdown_request"] = shutdown_request
+    return event
+
+
+def load_ipython_extension(ip: Any) -> None:
+    """`%load_ext hermes_jupyter`: register the `hermes` magic (once per shell)."""
+    ip.register_magics(HermesMagics(ip))
+
+
+def unload_ipython_extension(ip: Any) -> None:
+    """`%unload_ext hermes_jupyter`: remove the `hermes` magic again."""
+    for kind in ("line", "cell"):
+        ip.magics_manager.magics[kind].pop("hermes", None)
+    registered = ip.magics_manager.registry.pop("HermesMagics", None)
+    if isinstance(registered, HermesMagics):
+        registered.close()
