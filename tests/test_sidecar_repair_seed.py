@@ -6,7 +6,6 @@ The seed drove module globals of the peer; here the same assertions run against
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from pathlib import Path
@@ -14,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from hermes_jupyter import markers, paths, transcript
-from hermes_jupyter.recovery import can_supersede_recovery_marker
+from hermes_jupyter import paths
 from hermes_jupyter.runs.settle import settle_error
 from hermes_jupyter.store import SessionStore
 

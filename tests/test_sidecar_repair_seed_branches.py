@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
 import pytest
 
 from hermes_jupyter import markers, transcript
-from hermes_jupyter.recovery import Recovery, can_supersede_recovery_marker
+from hermes_jupyter.recovery import can_supersede_recovery_marker
 
 from .hermes_fixtures import Core, make_session, make_stale_session
 from .test_sidecar_repair_seed import _apply, _journal_gateway_terminal_save_failure

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 from traitlets import Float, Int
 from traitlets.config import Configurable
 
+from .approvals import ApprovalBroker, ApprovalRequest, pending_payload, resolved_payload
 from .base import EventSink, TurnRequest, TurnResult
 
 _COUNT_RE = re.compile(r"count to (\d+)", re.IGNORECASE)
@@ -27,6 +28,14 @@ DEMO_REPLY = (
 )
 
 Step = tuple[str, dict[str, Any]]
+#: A script step that asks for approval instead of emitting an event.
+APPROVAL_STEP = "_approval"
+DANGEROUS = "rm -rf ./scratch"
+
+
+def _words(text: str) -> Iterator[Step]:
+    for word in re.findall(r"\S+\s*|\s+", text):
+        yield "token", {"text": word}
 
 
 def demo_script(message: str, max_count: int) -> Iterator[Step]:
@@ -50,6 +59,12 @@ def demo_script(message: str, max_count: int) -> Iterator[Step]:
         for word in ["There", " are", " two", " files:", " `data.csv`", " and", " `notes.md`."]:
             yield "token", {"text": word}
         return
+    if "approval" in message.lower():
+        yield from _words("I would like to clean the scratch folder; that needs your approval.")
+        yield "tool", {"tid": "demo-approval-1", "name": "terminal", "args": {"command": DANGEROUS},
+                       "preview": DANGEROUS}
+        yield APPROVAL_STEP, {}
+        return
     for word in re.findall(r"\S+\s*|\s+", DEMO_REPLY):
         yield "token", {"text": word}
 
@@ -64,9 +79,13 @@ class DemoAgent(Configurable):
     )
     max_count = Int(1_000_000, config=True, help="Largest N that `count to N` honours.")
 
+    approval_timeout = Float(300.0, config=True, help="Seconds the demo waits for an approval before it counts as a deny.")
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._stops: dict[str, asyncio.Event] = {}
+        #: Set by the server; without it every approval is denied.
+        self.approvals: ApprovalBroker | None = None
 
     async def run_turn(self, request: TurnRequest, sink: EventSink) -> TurnResult:
         stop = self._stops.setdefault(request.run_id, asyncio.Event())
@@ -75,12 +94,36 @@ class DemoAgent(Configurable):
             for i, (event, payload) in enumerate(demo_script(request.message, self.max_count)):
                 if await self._paused(stop, i):
                     return _result("".join(text), interrupted=True)
+                if event == APPROVAL_STEP:
+                    text.append(await self._approve(request, sink))
+                    continue
                 sink.emit(event, payload)
                 if event == "token":
                     text.append(payload["text"])
             return _result("".join(text))
         finally:
             self._stops.pop(request.run_id, None)
+
+    async def _approve(self, request: TurnRequest, sink: EventSink) -> str:
+        """Ask for approval (journaled), then report what the demo would have done; nothing ever runs."""
+        approval = ApprovalRequest(
+            run_id=request.run_id, session_id=request.session_id, approval_id="demo-approval-1",
+            command=DANGEROUS, description="Delete the scratch folder", timeout_s=self.approval_timeout,
+        )
+        if self.approvals is not None:
+            choice = await self.approvals.request(sink, approval)
+        else:
+            sink.emit("approval", pending_payload(approval))
+            choice = "deny"
+            sink.emit("approval", resolved_payload(approval.approval_id, choice, "no approval handler"))
+        allowed = choice == "allow_once"
+        sink.emit("tool_complete", {
+            "tid": "demo-approval-1", "name": "terminal", "duration": 0.0, "is_error": not allowed,
+            "preview": "approved (the demo agent never runs anything)" if allowed else "denied: nothing was run",
+        })
+        reply = " Approved, so I would have cleaned it." if allowed else " You said no, so I left it alone."
+        sink.emit("token", {"text": reply})
+        return reply
 
     async def _paused(self, stop: asyncio.Event, index: int) -> bool:
         """Wait one `token_delay` (or yield now and then at 0); True if interrupted meanwhile."""

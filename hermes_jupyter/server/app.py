@@ -110,6 +110,11 @@ class HermesJupyter(ExtensionApp):
             default_backend=self.backend, max_body_bytes=self.max_request_bytes,
         )
         self.settings["hermes"] = self.hermes
+        for backend in manager.backends.values():
+            if hasattr(backend, "approval_handler"):
+                backend.approval_handler = self.hermes.approvals.ask
+            if hasattr(backend, "approvals"):
+                backend.approvals = self.hermes.approvals
         if event_logger is not None:
             KernelWatcher(manager, self.kernel_restart_policy).listen(event_logger)
 

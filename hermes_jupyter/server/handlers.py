@@ -16,6 +16,7 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
+from ..agents.approvals import UnknownApproval
 from ..agents.base import NotebookBinding
 from ..ids import InvalidId, validate_id
 from ..runs.manager import Draining, NothingToRetry, RunActive
@@ -26,7 +27,7 @@ from .services import HermesServices
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 _ERRORS: list[tuple[type[BaseException], int]] = [
-    (InvalidId, 400), (UnknownSession, 404), (UnknownRun, 404), (FileNotFoundError, 404),
+    (InvalidId, 400), (UnknownSession, 404), (UnknownRun, 404), (UnknownApproval, 404), (FileNotFoundError, 404),
     (RunActive, 409), (NothingToRetry, 409), (CorruptSession, 409), (Draining, 503),
     (ValueError, 400),
 ]
@@ -254,6 +255,24 @@ class RunCancelHandler(HermesHandler):
         self.answer({"run_id": run_id, "cancelled": cancelled, **self.hermes.manager.run_status(run_id)})
 
 
+class ApprovalHandler(HermesHandler):
+    """Answer a pending approval: `{"choice": "allow_once" | "deny"}`."""
+
+    auth_resource = "hermes:runs"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def post(self, run_id: str, approval_id: str) -> None:
+        run_id = validate_id(run_id, "run id")
+        approval_id = validate_id(approval_id, "approval id")
+        choice = _optional_str(self.json_body(), "choice", 64)
+        if not choice:
+            raise web.HTTPError(400, "%s", "choice is required (allow_once or deny)")
+        self.hermes.approvals.answer(run_id, approval_id, choice)
+        self.answer({"run_id": run_id, "approval_id": approval_id, "choice": choice})
+
+
 class NotebookRecoverHandler(HermesHandler):
     auth_resource = "hermes:notebooks"
 
@@ -302,5 +321,6 @@ default_handlers = [
     (rf"runs/{_ID.format('run_id')}", RunHandler),
     (rf"runs/{_ID.format('run_id')}/events", RunEventsHandler),
     (rf"runs/{_ID.format('run_id')}/cancel", RunCancelHandler),
+    (rf"runs/{_ID.format('run_id')}/approvals/{_ID.format('approval_id')}", ApprovalHandler),
     (r"notebooks/recover", NotebookRecoverHandler),
 ]

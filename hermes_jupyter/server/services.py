@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..agents.approvals import ApprovalBroker
 from ..journal import Journals
 from ..liveness import LiveRuns
 from ..recovery import Recovery
@@ -21,6 +22,7 @@ class HermesServices:
     recovery: Recovery
     manager: RunManager
     root_dir: Path
+    approvals: ApprovalBroker = field(default_factory=ApprovalBroker)
     allowed_backends: list[str] = field(default_factory=list)
     default_backend: str = "demo"
     max_body_bytes: int = 1 << 20

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+
 from typing import Any
 
 import pytest
@@ -166,3 +167,26 @@ async def test_kernel_restart_interrupts_runs_bound_to_that_kernel(api: HermesCl
     await api.call("POST", "runs", free_run, "cancel")
     await jp_fetch("api", "kernels", kernel["id"], method="DELETE")
 
+
+
+async def test_approval_is_journaled_and_answered_through_the_api(api: HermesClient) -> None:
+    sid = (await api.create_session())["session_id"]
+    run_id = await api.start(sid, "please ask for approval first")
+    rows = []
+    while not any(r["event"] == "approval" for r in rows):
+        code, page = await api.call("GET", "runs", run_id, "events")
+        rows = page["events"]
+        await asyncio.sleep(0.02)
+    pending = next(r["payload"] for r in rows if r["event"] == "approval")
+    assert pending["status"] == "pending" and pending["options"] == ["allow_once", "deny"]
+    path = ("runs", run_id, "approvals", pending["approval_id"])
+    assert (await api.call("POST", *path, body={"choice": "sudo"}))[0] == 400
+    code, answered = await api.call("POST", *path, body={"choice": "allow_once"})
+    assert code == 200 and answered["choice"] == "allow_once"
+    assert (await api.call("POST", *path, body={"choice": "deny"}))[0] == 404  # already answered
+    await api.wait_status(run_id, "completed")
+    code, page = await api.call("GET", "runs", run_id, "events")
+    resolved = [r["payload"] for r in page["events"] if r["event"] == "approval"][-1]
+    assert resolved == {"approval_id": pending["approval_id"], "status": "resolved", "choice": "allow_once", "reason": "answered"}
+    code, session = await api.call("GET", "sessions", sid)
+    assert "Approved" in session["messages"][-1]["content"]

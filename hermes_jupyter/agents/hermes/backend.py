@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,13 +20,13 @@ from traitlets import Any as AnyTrait
 from traitlets import Bool, Dict, Float, List, Unicode, default
 from traitlets.config import Configurable
 
+from ..approvals import ApprovalHandler, ApprovalRequest, decide, pending_payload, resolved_payload
 from ..base import EventSink, TurnRequest, TurnResult
 from . import protocol
 from .process import AgentGone, AgentProcess, AgentStartError, default_command, scrubbed_env
 
 log = logging.getLogger(__name__)
 
-APPROVAL_OPTIONS = ("allow_once", "deny")
 DEFAULT_TOOLSETS = ("todo", "memory", "session_search", "skills", "web", "vision")
 DEFAULT_ENV_ALLOW = (
     "OPENAI_API_KEY", "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY", "NOUS_API_KEY", "GEMINI_API_KEY",
@@ -37,20 +36,6 @@ DEFAULT_ENV_ALLOW = (
 _PYTHON_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONSAFEPATH")
 
 
-@dataclass(frozen=True, slots=True)
-class ApprovalRequest:
-    """Hermes asks before running a command it considers dangerous."""
-
-    run_id: str
-    session_id: str
-    approval_id: str
-    command: str
-    description: str
-    options: tuple[str, ...] = APPROVAL_OPTIONS
-    timeout_s: float = 300.0
-
-
-ApprovalHandler = Callable[[ApprovalRequest], Awaitable[str]]
 
 
 @dataclass(slots=True)
@@ -231,18 +216,13 @@ class HermesAgent(Configurable):
             approval_id=str(message.get("approval_id")), command=str(message.get("command") or ""),
             description=str(message.get("description") or ""), timeout_s=self.approval_timeout,
         )
-        slot.sink.emit("approval", {
-            "approval_id": approval.approval_id, "status": "pending", "kind": "command",
-            "command": approval.command, "description": approval.description,
-            "options": list(approval.options), "timeout_s": approval.timeout_s,
-        })
+        slot.sink.emit("approval", pending_payload(approval))
         slot.approvals[approval.approval_id] = asyncio.create_task(self._answer_approval(approval, slot))
 
     async def _answer_approval(self, approval: ApprovalRequest, slot: _RunSlot) -> None:
         choice, reason = await self._decide(approval)
         slot.resolved.add(approval.approval_id)
-        slot.sink.emit("approval", {"approval_id": approval.approval_id, "status": "resolved",
-                                    "choice": choice, "reason": reason})
+        slot.sink.emit("approval", resolved_payload(approval.approval_id, choice, reason))
         if slot.proc is not None:
             await self._send_quietly(slot.proc, protocol.approval_op(approval.run_id, approval.approval_id, choice))
 
@@ -253,24 +233,11 @@ class HermesAgent(Configurable):
             task.cancel()
             if approval_id not in slot.resolved:
                 slot.resolved.add(approval_id)
-                slot.sink.emit("approval", {"approval_id": approval_id, "status": "resolved",
-                                            "choice": "deny", "reason": reason})
+                slot.sink.emit("approval", resolved_payload(approval_id, "deny", reason))
 
     async def _decide(self, approval: ApprovalRequest) -> tuple[str, str]:
-        """The handler's answer; deny when there is none, it fails, expires or answers off-menu."""
         handler: ApprovalHandler | None = self.approval_handler
-        if handler is None:
-            return "deny", "no approval handler"
-        try:
-            choice = await asyncio.wait_for(handler(approval), approval.timeout_s)
-        except TimeoutError:
-            return "deny", "expired"
-        except Exception:  # noqa: BLE001 - a broken handler must deny, not wedge the turn
-            log.exception("hermes: approval handler failed for %s", approval.approval_id)
-            return "deny", "approval handler failed"
-        if choice not in approval.options:
-            return "deny", f"invalid choice {choice!r}"
-        return choice, "answered"
+        return await decide(handler, approval)
 
     async def aclose(self) -> None:
         self._closed = True
