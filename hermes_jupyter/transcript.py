@@ -189,6 +189,10 @@ class Fold:
         for row in rows:
             self.feed_row(row)
         self.flush()
+        for card in self._cards:
+            if card["name"] == "approval" and not card["done"]:
+                # Nobody answered before the run ended: nothing was run on its behalf.
+                card.update(done=True, is_error=True, choice="deny", reason="not answered before the run ended")
         self.session.tool_calls.extend(self._cards)
         return self.output
 
@@ -208,6 +212,8 @@ class Fold:
             self._tool(row)
         elif event == "tool_complete":
             self._tool_complete(payload)
+        elif event == "approval":
+            self._approval(row)
         elif row.get("terminal") is True:
             self.flush()
 
@@ -304,6 +310,26 @@ class Fold:
         self.output = True
         if tid:
             self._open[str(tid)] = card
+
+    def _approval(self, row: JournalRow) -> None:
+        """An approval is shown as a card of its own: what was asked, and how it was answered."""
+        payload = row["payload"]
+        approval_id = str(payload.get("approval_id") or f"journal-{row['seq']}")
+        if payload.get("status") == "pending":
+            card: dict[str, Any] = {
+                "name": "approval", "preview": payload.get("description"), "snippet": payload.get("description"),
+                "tid": approval_id, "assistant_msg_idx": self._anchor(),
+                "args": cut_args({"command": payload.get("command")}), "done": False, "is_error": False,
+            }
+            card.update(self._tags())
+            self._cards.append(card)
+            self._open[approval_id] = card
+            self.output = True
+            return
+        card = self._open.pop(approval_id, None)
+        if card is not None:
+            choice = str(payload.get("choice") or "deny")
+            card.update(done=True, is_error=choice != "allow_once", choice=choice, reason=payload.get("reason"))
 
     def _tool_complete(self, payload: dict[str, Any]) -> None:
         tid = payload.get("tid")

@@ -128,3 +128,17 @@ def test_recovered_text_reaches_the_model_context_but_reasoning_and_markers_do_n
     assert ("assistant", "visible answer") in roles
     assert "secret thoughts" not in str(s.context_messages)
     assert not any(m.get("_error") for m in s.context_messages)
+
+
+def test_an_approval_left_pending_by_a_restart_is_settled_as_not_answered(hermes_core: Core) -> None:
+    s = _pending(hermes_core, "appr_sid", "appr_run", started=time.time() - 120)
+    hermes_core.append("appr_sid", "appr_run", "token", {"text": "I need to delete it."})
+    hermes_core.append("appr_sid", "appr_run", "approval", {
+        "approval_id": "a1", "status": "pending", "command": "rm -rf x", "description": "delete x",
+        "options": ["allow_once", "deny"],
+    })
+    assert hermes_core.recovery.repair_stale_pending(s)
+    [card] = [c for c in s.tool_calls if c["name"] == "approval"]
+    assert card["done"] is True and card["choice"] == "deny"
+    assert card["reason"] == "not answered before the run ended"
+    assert s.messages[card["assistant_msg_idx"]]["content"] == "I need to delete it."
