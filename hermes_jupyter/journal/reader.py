@@ -1,0 +1,183 @@
+"""Reading run journals: one streaming pass, identity-checked rows, torn tails and foreign rows skipped."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import orjson
+
+from .. import events
+from ..events import JournalRow
+
+log = logging.getLogger(__name__)
+
+_TAIL_CHUNK = 64 * 1024
+
+
+@dataclass(slots=True)
+class ReadStats:
+    """What a read skipped: `malformed` lines did not parse, `foreign` rows failed the identity check."""
+
+    malformed: int = 0
+    foreign: int = 0
+    #: Seq of the last valid row before a foreign row that claims to be terminal (None: no such row).
+    foreign_terminal_after: int | None = None
+
+
+@dataclass(slots=True)
+class JournalRead:
+    rows: list[JournalRow]
+    next_seq: int
+    last_seq: int
+    terminal: JournalRow | None
+    stats: ReadStats = field(default_factory=ReadStats)
+
+
+def _scan_tail(fd: int, session_id: str, run_id: str) -> tuple[int, bool]:
+    """Return (last valid seq, whether the file ends in a torn line)."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return 0, False
+    torn = os.pread(fd, 1, size - 1) != b"\n"
+    chunk = _TAIL_CHUNK
+    while True:
+        start = max(0, size - chunk)
+        data = os.pread(fd, size - start, start)
+        lines = data.split(b"\n")[:-1]  # the piece after the last newline is empty or torn
+        if start > 0:
+            lines = lines[1:]  # the first piece may be a partial line
+        for raw in reversed(lines):
+            row = _parse(raw)
+            if row is not None and events.row_owns_run(row, session_id, run_id):
+                return int(row["seq"]), torn
+        if start == 0:
+            return 0, torn
+        chunk *= 4
+
+
+def _parse(raw: bytes) -> Any:
+    if not raw.strip():
+        return None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+
+
+_READ_CHUNK = 1 << 20
+
+
+def iter_rows(
+    path: Path, session_id: str, run_id: str, *, after_seq: int = 0, stats: ReadStats | None = None
+) -> Iterator[JournalRow]:
+    """Yield the identity-checked rows of a journal file with `seq > after_seq`, in file order.
+
+    Raises FileNotFoundError if the journal does not exist (callers tell "not yet
+    written" from "empty"). A last line without its newline is a torn write and
+    is skipped like any malformed line. One streaming pass: the file is parsed a
+    chunk at a time, whole chunks at once when every line in them is valid JSON.
+    """
+    stats = stats if stats is not None else ReadStats()
+    prefix = f"{run_id}:"
+    last_valid = 0
+    with open(path, "rb") as fh:
+        for parsed in _parsed_chunks(fh, stats):
+            for row in parsed:
+                try:
+                    seq = row["seq"]
+                    valid = (
+                        type(seq) is int and seq > last_valid
+                        and row["event_id"] == prefix + str(seq)
+                        and row["run_id"] == run_id and row["session_id"] == session_id
+                        and type(row["event"]) is str and type(row["payload"]) is dict
+                    )
+                except (KeyError, TypeError):
+                    valid = False
+                if not valid:
+                    stats.foreign += 1
+                    if type(row) is dict and row.get("terminal") is True:
+                        stats.foreign_terminal_after = last_valid
+                    continue
+                last_valid = seq
+                if seq > after_seq:
+                    yield row
+
+
+def _parsed_chunks(fh: Any, stats: ReadStats) -> Iterator[list[Any]]:
+    """Parse a JSONL stream in chunks of whole lines; malformed lines are counted and dropped."""
+    carry = b""
+    while True:
+        block = fh.read(_READ_CHUNK)
+        if not block:
+            break
+        block = carry + block
+        cut = block.rfind(b"\n")
+        if cut < 0:
+            carry = block
+            continue
+        carry = block[cut + 1:]
+        yield _parse_lines(block[:cut], stats)
+    if carry.strip():
+        stats.malformed += 1  # torn last line
+
+
+def _parse_lines(chunk: bytes, stats: ReadStats) -> list[Any]:
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # parsing allocates many acyclic objects; collections would only slow it down
+    try:
+        try:
+            return orjson.loads(b"[" + chunk.replace(b"\n", b",") + b"]")  # type: ignore[no-any-return]
+        except orjson.JSONDecodeError:
+            pass
+        rows = []
+        for raw in chunk.split(b"\n"):
+            row = _parse(raw)
+            if row is None:
+                if raw.strip():
+                    stats.malformed += 1
+                continue
+            rows.append(row)
+        return rows
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def read(path: Path, session_id: str, run_id: str, *, after_seq: int = 0, limit: int | None = None) -> JournalRead:
+    """Read rows after a cursor. `next_seq` is the cursor to pass next time."""
+    stats = ReadStats()
+    rows: list[JournalRow] = []
+    terminal: JournalRow | None = None
+    last_seq = after_seq
+    try:
+        for row in iter_rows(path, session_id, run_id, after_seq=after_seq, stats=stats):
+            if limit is not None and len(rows) >= limit:
+                break
+            rows.append(row)
+            last_seq = row["seq"]
+            if row["terminal"] is True:
+                terminal = row
+    except FileNotFoundError:
+        pass
+    if stats.malformed or stats.foreign:
+        log.warning("journal %s: skipped %d malformed and %d foreign rows", path, stats.malformed, stats.foreign)
+    return JournalRead(rows=rows, next_seq=last_seq, last_seq=last_seq, terminal=terminal, stats=stats)
+
+
+def _tail_rows(fd: int, size: int, session_id: str, run_id: str) -> list[JournalRow]:
+    """The valid rows in the last chunk of a file (enough to find its terminal rows)."""
+    start = max(0, size - _TAIL_CHUNK)
+    lines = os.pread(fd, size - start, start).split(b"\n")[:-1]
+    if start > 0:
+        lines = lines[1:]
+    rows: list[JournalRow] = []
+    for raw in lines:
+        row = _parse(raw)
+        if row is not None and events.row_owns_run(row, session_id, run_id):
+            rows.append(row)
+    return rows
