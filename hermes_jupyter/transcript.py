@@ -326,10 +326,10 @@ class Fold:
             self._open[approval_id] = card
             self.output = True
             return
-        card = self._open.pop(approval_id, None)
-        if card is not None:
+        answered = self._open.pop(approval_id, None)
+        if answered is not None:
             choice = str(payload.get("choice") or "deny")
-            card.update(done=True, is_error=choice != "allow_once", choice=choice, reason=payload.get("reason"))
+            answered.update(done=True, is_error=choice != "allow_once", choice=choice, reason=payload.get("reason"))
 
     def _tool_complete(self, payload: dict[str, Any]) -> None:
         tid = payload.get("tid")
