@@ -186,7 +186,15 @@ class Fold:
         return {"_run_id": self.stream_id}
 
     def feed(self, rows: Iterable[JournalRow]) -> bool:
+        parts = self._parts
         for row in rows:
+            if row["event"] == "token":  # the hot path: most rows are plain text deltas
+                text = row["payload"].get("text")
+                if isinstance(text, str) and text:
+                    parts.append(text)
+                    if self._first_ts is None:
+                        self._first_ts = row.get("created_at")
+                continue
             self.feed_row(row)
         self.flush()
         for card in self._cards:
