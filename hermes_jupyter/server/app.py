@@ -16,6 +16,7 @@ from typing import Any
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Enum, Float, Int, List, Unicode, default
 
+from ..agents.approvals import ApprovalBroker
 from ..agents.base import AgentBackend
 from ..agents.demo import DemoAgent
 from ..agents.openai import OpenAIAgent
@@ -40,12 +41,18 @@ def _agent_classes() -> list[type[Any]]:
     return [DemoAgent, OpenAIAgent, HermesAgent]
 
 
+def _configurable_classes() -> list[type[Any]]:
+    from ..agents.tools import NotebookTools
+
+    return [*_agent_classes(), NotebookTools]
+
+
 class HermesJupyter(ExtensionApp):
     """Hosts Hermes agent sessions in the Jupyter server (config class `HermesJupyter`)."""
 
     name = "hermes_jupyter"
     load_other_extensions = True
-    classes = _agent_classes()
+    classes = _configurable_classes()
 
     state_dir = Unicode(
         config=True,
@@ -100,28 +107,41 @@ class HermesJupyter(ExtensionApp):
         )
         event_logger = getattr(self.serverapp, "event_logger", None)
         telemetry = Telemetry(event_logger)
+        approvals = ApprovalBroker()
         manager = RunManager(
-            store, journals, recovery, live, self._build_backends(), default_backend=self.backend,
+            store, journals, recovery, live, self._build_backends(approvals), default_backend=self.backend,
             cancel_grace_s=self.cancel_grace, heartbeat_s=self.heartbeat_interval, on_lifecycle=telemetry.lifecycle,
         )
         self.hermes = HermesServices(
             state_dir=state, store=store, journals=journals, live=live, recovery=recovery, manager=manager,
-            root_dir=Path(self.serverapp.root_dir), allowed_backends=list(self.allowed_backends),
+            root_dir=Path(self.serverapp.root_dir), approvals=approvals, allowed_backends=list(self.allowed_backends),
             default_backend=self.backend, max_body_bytes=self.max_request_bytes,
         )
         self.settings["hermes"] = self.hermes
-        for backend in manager.backends.values():
-            if hasattr(backend, "approval_handler"):
-                backend.approval_handler = self.hermes.approvals.ask
-            if hasattr(backend, "approvals"):
-                backend.approvals = self.hermes.approvals
         if event_logger is not None:
             KernelWatcher(manager, self.kernel_restart_policy).listen(event_logger)
 
-    def _build_backends(self) -> dict[str, AgentBackend]:
-        classes = dict(zip(BACKENDS, _agent_classes()))
+    def _build_backends(self, approvals: ApprovalBroker) -> dict[str, AgentBackend]:
+        """The allowed backends, each wired to the approval broker (and the OpenAI one to the notebook tools)."""
+        from .notebook_access import make_tools_factory
+
         names = set(self.allowed_backends) | {self.backend}
-        return {name: classes[name](parent=self) for name in BACKENDS if name in names}
+        classes = dict(zip(BACKENDS, _agent_classes()))
+        backends: dict[str, AgentBackend] = {}
+        for name in BACKENDS:
+            if name not in names:
+                continue
+            if name == "openai":
+                backends[name] = OpenAIAgent(parent=self, tools_factory=make_tools_factory(self.serverapp, approvals, parent=self))
+            else:
+                backends[name] = classes[name](parent=self)
+        demo = backends.get("demo")
+        if isinstance(demo, DemoAgent):
+            demo.approvals = approvals
+        hermes = backends.get("hermes")
+        if hermes is not None:
+            hermes.approval_handler = approvals.ask  # type: ignore[attr-defined]
+        return backends
 
     def initialize_handlers(self) -> None:
         prefix = "hermes/api/"

@@ -22,7 +22,7 @@ class HermesServices:
     recovery: Recovery
     manager: RunManager
     root_dir: Path
-    approvals: ApprovalBroker = field(default_factory=ApprovalBroker)
+    approvals: ApprovalBroker
     allowed_backends: list[str] = field(default_factory=list)
     default_backend: str = "demo"
     max_body_bytes: int = 1 << 20

@@ -10,51 +10,26 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import fnmatch
 import logging
 import os
 import shutil
 import signal
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+# The scrubber lives in sandbox.py (shared by every agent); re-exported here for older imports.
+from ..sandbox import ALWAYS_DROPPED as ALWAYS_DROPPED
+from ..sandbox import SECRET_PATTERNS as SECRET_PATTERNS
+from ..sandbox import is_secret_name as is_secret_name
+from ..sandbox import scrubbed_env as scrubbed_env
+
 log = logging.getLogger(__name__)
 
-# Never passed on, whatever the allow-list says: they open the user's Jupyter server or hub.
-ALWAYS_DROPPED = frozenset({"JUPYTERHUB_API_TOKEN", "JPY_API_TOKEN", "JUPYTER_TOKEN"})
-SECRET_PATTERNS = ("*_TOKEN", "*_SECRET", "*_KEY", "*_PASSWORD")
 RUNNER = Path(__file__).with_name("runner.py")
 LINE_LIMIT_BYTES = 64 * 1024 * 1024  # one protocol line carries a turn's whole context
-
-
-def is_secret_name(name: str) -> bool:
-    upper = name.upper()
-    return upper in ALWAYS_DROPPED or any(fnmatch.fnmatchcase(upper, p) for p in SECRET_PATTERNS)
-
-
-def scrubbed_env(
-    environ: Mapping[str, str], allow: Iterable[str] = (), extra: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """`environ` without secrets, then `extra` on top.
-
-    `allow` holds fnmatch patterns of secret names that may pass (for instance a model
-    provider's API key); `ALWAYS_DROPPED` names are dropped even when allowed or in `extra`.
-    """
-    allowed = [p.upper() for p in allow]
-    env = {
-        name: value
-        for name, value in environ.items()
-        if not is_secret_name(name) or (
-            name.upper() not in ALWAYS_DROPPED and any(fnmatch.fnmatchcase(name.upper(), p) for p in allowed)
-        )
-    }
-    for name, value in (extra or {}).items():
-        if name.upper() not in ALWAYS_DROPPED:
-            env[name] = value
-    return env
 
 
 def cached_venv() -> Path:

@@ -1,0 +1,306 @@
+"""Notebook tools for a model-driven backend: read the notebook, look at the kernel, run code after a click.
+
+`NotebookTools` (a Configurable, built once by the server) is the `ToolsFactory`; each
+turn gets a `NotebookToolRegistry` bound to that turn's sink and notebook binding.
+Reading (cells, outputs, variables) is free; `run_code` asks the `ApprovalBroker`
+first, and only an `allow_once` answer runs anything. What the tools reach is
+behind `NotebookAccess` (the server implements it over its contents and kernel
+managers), so this module never imports the server.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from traitlets import Float, Int
+from traitlets.config import Configurable
+
+from .approvals import ApprovalBroker, ApprovalRequest
+from .base import EventSink, TurnRequest
+
+READ_NOTEBOOK = "read_notebook"
+LIST_VARIABLES = "list_variables"
+INSPECT_VARIABLE = "inspect_variable"
+RUN_CODE = "run_code"
+DENIED = "Denied by the user: the code was not run."
+
+
+class ToolError(Exception):
+    """An expected failure the model should read (no such notebook, kernel gone or busy, bad name)."""
+
+
+@dataclass(slots=True)
+class CodeRun:
+    """What running code in a kernel produced; `outputs` are nbformat-shaped output dicts.
+
+    `status`: `ok`, `error` (the code raised), `interrupted` (stopped after the time limit)
+    or `not_started` (the kernel never began it: still queued behind other work).
+    """
+
+    status: str
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+
+
+class NotebookAccess(Protocol):
+    """What the tools may reach; every method raises `ToolError` (or `PermissionError`) for expected failures."""
+
+    async def read_notebook(self, path: str) -> tuple[str, dict[str, Any]]:
+        """`(contents path, notebook as nbformat v4 JSON)`; `path` is relative to the server's root_dir."""
+        ...
+
+    async def list_variables(self, kernel_id: str) -> dict[str, Any]:
+        """`{variables: [{name, type, preview, len?, shape?, dtype?}] sorted by name, more: <count not listed>}`."""
+        ...
+
+    async def inspect_variable(self, kernel_id: str, name: str) -> dict[str, Any]:
+        """One variable in more detail (type, preview, size, columns, signature, doc …)."""
+        ...
+
+    async def run_code(self, kernel_id: str, code: str, timeout_s: float) -> CodeRun:
+        """Execute `code` in the kernel. Callers must have the user's approval."""
+        ...
+
+
+class NotebookTools(Configurable):
+    """The tools factory: `NotebookTools(access=…, broker=…)(request, sink)` → this turn's registry."""
+
+    approval_timeout = Float(
+        300.0, config=True, help="Seconds a run_code approval waits for an answer before it counts as a deny (default 300).",
+    )
+    run_timeout = Float(
+        120.0, config=True,
+        help="Seconds approved code may run in the kernel before it is interrupted (default 120).",
+    )
+    max_code_chars = Int(20_000, config=True, help="Longest code run_code accepts, in characters (default 20000).")
+    max_result_chars = Int(
+        12_000, config=True, help="Characters of a tool result sent to the model; the rest is cut (default 12000).",
+    )
+    max_output_chars = Int(
+        2_000, config=True, help="Characters of one cell output or source kept in a result (default 2000).",
+    )
+
+    def __init__(self, *, access: NotebookAccess, broker: ApprovalBroker, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.access = access
+        self.broker = broker
+
+    def __call__(self, request: TurnRequest, sink: EventSink) -> NotebookToolRegistry:
+        return NotebookToolRegistry(self, request, sink)
+
+
+class NotebookToolRegistry:
+    """The tools of one turn (a `ToolRegistry`): kernel tools only when a kernel is bound."""
+
+    def __init__(self, tools: NotebookTools, request: TurnRequest, sink: EventSink) -> None:
+        self._tools = tools
+        self._request = request
+        self._sink = sink
+        self._approvals = 0
+        binding = request.notebook
+        self.notebook_path = binding.notebook_path if binding else None
+        self.cell_id = binding.cell_id if binding else None
+        self.kernel_id = binding.kernel_id if binding else None
+
+    def schemas(self) -> list[dict[str, Any]]:
+        bound = f" Defaults to the notebook this conversation belongs to ({self.notebook_path})." if self.notebook_path else ""
+        schemas = [_schema(
+            READ_NOTEBOOK,
+            "Read a notebook's cells (source) and their outputs, as last saved. Paths are relative to the "
+            "Jupyter server's root directory." + bound,
+            {"path": {"type": "string", "description": "Notebook path, e.g. analysis/report.ipynb."},
+             "start": {"type": "integer", "description": "Index of the first cell to show (default 0)."}},
+            [] if self.notebook_path else ["path"],
+        )]
+        if self.kernel_id:
+            schemas += [
+                _schema(LIST_VARIABLES, "List the variables defined in the notebook's running kernel, "
+                        "with their types and short previews.", {}, []),
+                _schema(INSPECT_VARIABLE, "Show one variable of the notebook's kernel in more detail "
+                        "(type, size, shape, columns, a longer preview).",
+                        {"name": {"type": "string", "description": "Variable name, optionally dotted (df.columns)."}},
+                        ["name"]),
+                _schema(RUN_CODE, "Run Python code in the notebook's kernel. The user sees the code and must "
+                        "approve it first; if they deny it, nothing runs. Variables it defines stay in the kernel.",
+                        {"code": {"type": "string", "description": "The Python code to run."}}, ["code"]),
+            ]
+        return schemas
+
+    async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+        try:
+            if name == READ_NOTEBOOK:
+                return await self._read_notebook(args), False
+            if name in (LIST_VARIABLES, INSPECT_VARIABLE, RUN_CODE) and not self.kernel_id:
+                raise ToolError(f"{name} needs a notebook kernel, and this conversation is not bound to one.")
+            if name == LIST_VARIABLES:
+                return self._cut(_format_variables(await self._tools.access.list_variables(self._kernel()))), False
+            if name == INSPECT_VARIABLE:
+                target = _string_arg(args, "name")
+                return self._cut(_format_json(await self._tools.access.inspect_variable(self._kernel(), target))), False
+            if name == RUN_CODE:
+                return await self._run_code(args)
+        except (ToolError, PermissionError) as exc:
+            return str(exc), True
+        return f"Unknown tool {name!r}.", True
+
+    def _kernel(self) -> str:
+        assert self.kernel_id is not None
+        return self.kernel_id
+
+    async def _read_notebook(self, args: dict[str, Any]) -> str:
+        path = args.get("path") or self.notebook_path
+        if not isinstance(path, str) or not path:
+            raise ToolError("read_notebook needs a notebook path.")
+        start = args.get("start", 0)
+        if not isinstance(start, int) or start < 0:
+            raise ToolError("start must be a cell index (an integer ≥ 0).")
+        api_path, notebook = await self._tools.access.read_notebook(path)
+        return format_notebook(
+            api_path, notebook, start=start, bound_cell=self.cell_id if path == self.notebook_path else None,
+            max_chars=self._tools.max_result_chars, max_piece_chars=self._tools.max_output_chars,
+        )
+
+    async def _run_code(self, args: dict[str, Any]) -> tuple[str, bool]:
+        code = _string_arg(args, "code")
+        if not code.strip():
+            raise ToolError("run_code needs some code.")
+        if len(code) > self._tools.max_code_chars:
+            raise ToolError(f"The code is {len(code)} characters long; run_code accepts at most {self._tools.max_code_chars}.")
+        self._approvals += 1
+        where = f" of {self.notebook_path}" if self.notebook_path else ""
+        approval = ApprovalRequest(
+            run_id=self._request.run_id, session_id=self._request.session_id,
+            approval_id=f"code-{self._approvals}-{secrets.token_hex(4)}", command=code,
+            description=f"Run this code in the kernel{where}", timeout_s=self._tools.approval_timeout, kind="code",
+        )
+        if await self._tools.broker.request(self._sink, approval) != "allow_once":
+            return DENIED, True
+        run = await self._tools.access.run_code(self._kernel(), code, self._tools.run_timeout)
+        text = format_code_run(run, self._tools.run_timeout, self._tools.max_output_chars)
+        return self._cut(text), run.status != "ok"
+
+    def _cut(self, text: str) -> str:
+        return _truncate(text, self._tools.max_result_chars)
+
+
+# ---- formatting (pure) ---------------------------------------------------------------------
+
+
+def format_notebook(
+    path: str, notebook: dict[str, Any], *, start: int = 0, bound_cell: str | None = None,
+    max_chars: int = 12_000, max_piece_chars: int = 2_000,
+) -> str:
+    """A notebook as text for the model: one block per cell (source, then outputs), bounded."""
+    cells = notebook.get("cells") or []
+    kernel = ((notebook.get("metadata") or {}).get("kernelspec") or {}).get("name", "unknown")
+    head = f"Notebook {path}: {len(cells)} cells, kernel {kernel}."
+    blocks = [head if start == 0 else f"{head} Showing from cell {start}."]
+    used = len(blocks[0])
+    for index in range(start, len(cells)):
+        block = _format_cell(index, cells[index], bound_cell, max_piece_chars)
+        if used + len(block) > max_chars and index > start:
+            blocks.append(f"… {len(cells) - index} more cells not shown; call read_notebook with start={index}.")
+            break
+        blocks.append(_truncate(block, max_chars))
+        used += len(block)
+    return "\n\n".join(blocks)
+
+
+def _format_cell(index: int, cell: dict[str, Any], bound_cell: str | None, limit: int) -> str:
+    kind = cell.get("cell_type", "code")
+    label = f"--- cell {index} [{kind}]"
+    if cell.get("id"):
+        label += f" id={cell['id']}"
+    if kind == "code" and cell.get("execution_count") is not None:
+        label += f" In[{cell['execution_count']}]"
+    if bound_cell and cell.get("id") == bound_cell:
+        label += " (the cell this conversation was started from)"
+    lines = [label, _truncate(_text(cell.get("source")), limit)]
+    for output in cell.get("outputs") or []:
+        lines.append(format_output(output, limit))
+    return "\n".join(lines)
+
+
+def format_output(output: dict[str, Any], limit: int = 2_000) -> str:
+    """One nbformat output as `[kind] text`; rich data other than text is named, not included."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        text = _text(output.get("text"))
+        return f"[{output.get('name', 'stdout')}] " + _truncate(text.removesuffix("\n"), limit)
+    if kind == "error":
+        trace = _strip_ansi("\n".join(output.get("traceback") or []))
+        summary = f"[error] {output.get('ename', 'Error')}: {output.get('evalue', '')}"
+        return summary + ("\n" + _truncate(trace, limit) if trace else "")
+    data = output.get("data") or {}
+    text = _text(data.get("text/plain") or data.get("text/markdown") or "")
+    others = sorted(k for k in data if k not in ("text/plain", "text/markdown"))
+    shown = _truncate(text, limit)
+    if others:
+        shown += (" " if shown else "") + f"({', '.join(others)} not shown)"
+    return f"[{kind}] {shown}"
+
+
+def format_code_run(run: CodeRun, timeout_s: float, limit: int = 2_000) -> str:
+    heads = {
+        "ok": "The code ran.",
+        "error": "The code raised an error.",
+        "interrupted": f"The code was still running after {timeout_s:g} s and was interrupted.",
+        "not_started": f"The kernel did not start the code within {timeout_s:g} s (busy with other work); "
+                       "it is still queued and may run later. Its output will not be reported here.",
+    }
+    lines = [heads.get(run.status, f"The run ended with status {run.status}.")]
+    lines += [format_output(o, limit) for o in run.outputs]
+    if run.status == "ok" and not run.outputs:
+        lines.append("(no output)")
+    return "\n".join(lines)
+
+
+def _format_variables(listing: dict[str, Any]) -> str:
+    variables = listing.get("variables") or []
+    if not variables:
+        return "No user variables are defined in the kernel."
+    rows = []
+    for var in variables:
+        size = " shape=" + "x".join(map(str, var["shape"])) if var.get("shape") is not None else (
+            f" len={var['len']}" if var.get("len") is not None else "")
+        rows.append(f"{var['name']}: {var.get('type', '?')}{size} = {var.get('preview', '')}")
+    if listing.get("more"):
+        rows.append(f"… {listing['more']} more variables not listed.")
+    return "\n".join(rows)
+
+
+def _format_json(value: dict[str, Any]) -> str:
+    return json.dumps(value, indent=1, ensure_ascii=False, default=str)
+
+
+def _schema(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    parameters = {"type": "object", "properties": properties, "required": required}
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
+
+
+def _string_arg(args: dict[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str):
+        raise ToolError(f"The argument {key!r} must be a string.")
+    return value
+
+
+def _text(value: Any) -> str:
+    """nbformat multiline strings may be lists of lines."""
+    if isinstance(value, list):
+        return "".join(str(v) for v in value)
+    return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def _truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more characters]"
+
+
+_ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _strip_ansi(text: str) -> str:
+    return _ANSI_RE.sub("", text)

@@ -1,0 +1,394 @@
+"""What the notebook tools reach inside the server: its contents manager and its kernels.
+
+- Notebooks are read through `serverapp.contents_manager` (so custom contents managers,
+  hidden-file rules and the server's view of the file apply), by a path confined to
+  root_dir first (`agents/sandbox.confine`).
+- Kernels are reached with a jupyter_client kernel client of our own on the kernel's
+  ports. Introspection is a small snippet evaluated as a silent `user_expressions`
+  entry (store_history off, only busy/idle on iopub, no names left behind). The agent's
+  code runs as a normal execution (outputs on iopub, no history entry), and only when
+  the tools say the user approved it.
+
+`make_tools_factory(serverapp, broker)` builds the `ToolsFactory` the `openai` backend takes.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import queue
+import time
+from collections.abc import Callable
+from typing import Any
+
+from jupyter_client.asynchronous.client import AsyncKernelClient
+from jupyter_client.manager import KernelManager
+from jupyter_client.session import Session
+from jupyter_core.utils import ensure_async
+from tornado import web
+
+from ..agents.approvals import ApprovalBroker
+from ..agents.sandbox import PathEscape, api_path
+from ..agents.tools import CodeRun, NotebookTools, ToolError
+
+#: Seconds an introspection request may take (it queues behind a running cell).
+INTROSPECTION_TIMEOUT_S = 10.0
+#: Seconds to wait for the kernel to settle after an interrupt.
+INTERRUPT_GRACE_S = 5.0
+#: Characters of output kept from one run_code (what the model sees is cut much shorter).
+MAX_COLLECTED_CHARS = 200_000
+
+# Runs inside the kernel (IPython), in a private namespace: `ip` is get_ipython(), `args` a dict.
+# It must not leave names in the user's namespace and must not print; it sets `result` (JSON text).
+_PROBE = r'''
+import json, reprlib, inspect as _inspect
+
+def _reprer(limit):
+    r = reprlib.Repr()
+    r.maxlevel, r.maxstring, r.maxother, r.maxlong = 3, limit, limit, limit
+    r.maxlist = r.maxtuple = r.maxset = r.maxfrozenset = r.maxdeque = r.maxarray = 20
+    r.maxdict = 12
+    return r
+
+def _preview(value, limit):
+    try:
+        text = _reprer(limit).repr(value)
+    except Exception as exc:
+        text = "<repr failed: %s>" % type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
+
+def _sizes(value, info):
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and all(isinstance(n, int) for n in shape):
+        info["shape"] = list(shape)
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and not callable(dtype):
+        info["dtype"] = str(dtype)
+    if isinstance(value, (str, bytes, list, tuple, dict, set, frozenset)):
+        info["len"] = len(value)
+
+def _type_name(value):
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else kind.__module__ + "." + kind.__qualname__
+
+def _user_names():
+    hidden = ip.user_ns_hidden
+    for name, value in ip.user_ns.items():
+        if name.startswith("_") or (name in hidden and hidden[name] is value):
+            continue
+        if type(value).__name__ == "module":
+            continue
+        yield name, value
+
+def _list(limit, preview):
+    names = sorted(_user_names(), key=lambda item: item[0])
+    rows = []
+    for name, value in names[:limit]:
+        info = {"name": name, "type": _type_name(value), "preview": _preview(value, preview)}
+        _sizes(value, info)
+        rows.append(info)
+    return {"variables": rows, "more": max(0, len(names) - limit)}
+
+def _inspect_one(name, preview):
+    parts = name.split(".")
+    if not all(p.isidentifier() and not p.startswith("__") for p in parts):
+        return {"error": "not a variable name: %r" % name}
+    if parts[0] not in ip.user_ns:
+        return {"error": "no variable named %r in the kernel" % parts[0]}
+    value = ip.user_ns[parts[0]]
+    for part in parts[1:]:
+        try:
+            value = getattr(value, part)
+        except Exception as exc:
+            return {"error": "%s has no attribute %r (%s)" % (name, part, type(exc).__name__)}
+    info = {"name": name, "type": _type_name(value), "preview": _preview(value, preview)}
+    _sizes(value, info)
+    if isinstance(value, dict):
+        info["keys"] = [_preview(k, 80) for k in list(value)[:50]]
+    columns = getattr(value, "columns", None)
+    if columns is not None and not callable(columns):
+        try:
+            info["columns"] = [str(c) for c in list(columns)[:100]]
+            dtypes = getattr(value, "dtypes", None)
+            if dtypes is not None and hasattr(dtypes, "items"):
+                info["dtypes"] = {str(k): str(v) for k, v in list(dtypes.items())[:100]}
+        except Exception:
+            pass
+    if callable(value):
+        try:
+            info["signature"] = str(_inspect.signature(value))
+        except (TypeError, ValueError):
+            pass
+        doc = _inspect.getdoc(value)
+        if doc:
+            info["doc"] = doc[:preview]
+    return info
+
+if args["op"] == "list":
+    result = json.dumps(_list(args["limit"], args["preview"]), default=str)
+else:
+    result = json.dumps(_inspect_one(args["name"], args["preview"]), default=str)
+'''
+
+
+def _probe_expression(args: dict[str, Any]) -> str:
+    """One expression that runs `_PROBE` in a fresh namespace and evaluates to its `result`."""
+    return (
+        f"(lambda g: (exec({_PROBE!r}, g), g['result'])[1])"
+        f"({{'__name__': '__hermes_probe__', 'ip': get_ipython(), "
+        f"'args': __import__('json').loads({json.dumps(args)!r})}})"
+    )
+
+
+class ContentsNotebooks:
+    """Read notebooks through a contents manager, by paths confined to `root_dir`."""
+
+    def __init__(self, contents_manager: Any, root_dir: str) -> None:
+        self.contents_manager = contents_manager
+        self.root_dir = root_dir
+
+    async def read_notebook(self, path: str) -> tuple[str, dict[str, Any]]:
+        try:
+            target = api_path(self.root_dir, path)
+        except PathEscape as exc:
+            raise ToolError(f"Refused: {exc}.") from exc
+        if not target.endswith(".ipynb"):
+            raise ToolError(f"{target or '/'} is not a notebook (.ipynb).")
+        try:
+            model = await ensure_async(self.contents_manager.get(target, content=True, type="notebook"))
+        except web.HTTPError as exc:
+            raise ToolError(f"Cannot read {target}: {exc.log_message or exc.reason or exc.status_code}.") from exc
+        return target, dict(model["content"])
+
+
+class KernelAccess:
+    """Introspect and run code in kernels found by id through `lookup` (a jupyter_client KernelManager)."""
+
+    def __init__(
+        self, lookup: Callable[[str], KernelManager], *, introspection_timeout_s: float = INTROSPECTION_TIMEOUT_S,
+        list_limit: int = 200, preview_chars: int = 120, inspect_preview_chars: int = 2000,
+    ) -> None:
+        self._lookup = lookup
+        self.introspection_timeout_s = introspection_timeout_s
+        self.list_limit = list_limit
+        self.preview_chars = preview_chars
+        self.inspect_preview_chars = inspect_preview_chars
+
+    async def list_variables(self, kernel_id: str) -> dict[str, Any]:
+        return await self._probe(kernel_id, {"op": "list", "limit": self.list_limit, "preview": self.preview_chars})
+
+    async def inspect_variable(self, kernel_id: str, name: str) -> dict[str, Any]:
+        if not name or len(name) > 200 or not all(p.isidentifier() for p in name.split(".")):
+            raise ToolError(f"{name!r} is not a variable name.")
+        info = await self._probe(kernel_id, {"op": "inspect", "name": name, "preview": self.inspect_preview_chars})
+        if "error" in info:
+            raise ToolError(str(info["error"]))
+        return info
+
+    async def run_code(self, kernel_id: str, code: str, timeout_s: float) -> CodeRun:
+        """Execute visibly (no history entry) and collect the outputs; interrupt it past `timeout_s`."""
+        km = self._kernel(kernel_id)
+        self._refuse_busy(km)
+        kc = await _connect(km, iopub=True)
+        try:
+            return await _execute(km, kc, code, timeout_s)
+        finally:
+            kc.stop_channels()
+
+    async def _probe(self, kernel_id: str, args: dict[str, Any]) -> dict[str, Any]:
+        km = self._kernel(kernel_id)
+        self._refuse_busy(km)
+        kc = await _connect(km, iopub=False)
+        try:
+            msg_id = kc.execute("", silent=True, store_history=False, allow_stdin=False,
+                                user_expressions={"hermes": _probe_expression(args)})
+            reply = await _reply(kc, msg_id, self.introspection_timeout_s)
+        finally:
+            kc.stop_channels()
+        value = (reply["content"].get("user_expressions") or {}).get("hermes") or {}
+        if value.get("status") != "ok":
+            raise ToolError(f"Inspecting the kernel failed: {value.get('ename', 'error')}: {value.get('evalue', '')}")
+        try:
+            result = json.loads(ast.literal_eval(value["data"]["text/plain"]))
+        except (KeyError, ValueError, SyntaxError, TypeError) as exc:
+            raise ToolError("The kernel's answer could not be read.") from exc
+        if not isinstance(result, dict):
+            raise ToolError("The kernel's answer could not be read.")
+        return result
+
+    def _kernel(self, kernel_id: str) -> KernelManager:
+        try:
+            km = self._lookup(kernel_id)
+        except (KeyError, web.HTTPError) as exc:
+            raise ToolError(f"The notebook's kernel ({kernel_id}) is not running.") from exc
+        spec_language = _language(km)
+        if spec_language not in (None, "python"):
+            raise ToolError(f"The notebook's kernel runs {spec_language}; these tools only know Python kernels.")
+        return km
+
+    @staticmethod
+    def _refuse_busy(km: KernelManager) -> None:
+        """The server tracks each kernel's state; a busy kernel would queue us behind the user's cell."""
+        if getattr(km, "execution_state", None) == "busy":
+            raise ToolError("The kernel is busy running a cell; try again when it is idle.")
+
+
+def _language(km: KernelManager) -> str | None:
+    try:
+        spec = km.kernel_spec
+    except (KeyError, OSError, ValueError):  # NoSuchKernel is a KeyError
+        return None
+    return str(spec.language).lower() if spec is not None and spec.language else None
+
+
+async def _connect(km: KernelManager, *, iopub: bool) -> AsyncKernelClient:
+    """A client of our own on the kernel's ports (shell, plus iopub and control when outputs are wanted).
+
+    It gets its own `Session`: the session id is also the zmq identity of the shell socket,
+    so a client sharing the manager's Session would take the kernel's replies meant for
+    another client with that Session (seen with ipykernel 7: the first one stops hearing).
+    """
+    info = dict(km.get_connection_info(session=False))
+    session = Session(key=info.pop("key"), signature_scheme=info.pop("signature_scheme"), username="hermes")
+    kc = AsyncKernelClient(session=session, **info)
+    kc.start_channels(shell=True, iopub=iopub, stdin=False, hb=False, control=iopub)
+    if iopub:
+        try:
+            await _wait_iopub(kc)
+        except BaseException:
+            kc.stop_channels()
+            raise
+    return kc
+
+
+async def _wait_iopub(kc: AsyncKernelClient, timeout_s: float = 10.0) -> None:
+    """Until iopub delivers, outputs could be lost (a late SUBSCRIBE): ping over control, which a
+    busy kernel still answers, until a status message arrives on iopub."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        kc.control_channel.send(kc.session.msg("kernel_info_request"))
+        try:
+            await kc.get_iopub_msg(timeout=0.2)
+        except queue.Empty:
+            continue
+        return
+    raise ToolError("Could not connect to the kernel's output channel.")
+
+
+async def _reply(kc: AsyncKernelClient, msg_id: str, timeout_s: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            msg: dict[str, Any] = await kc.get_shell_msg(timeout=left)
+        except queue.Empty:
+            break
+        if msg["parent_header"].get("msg_id") == msg_id:
+            return msg
+    raise ToolError(f"The kernel did not answer within {timeout_s:g} s (is it busy running a cell?).")
+
+
+async def _execute(km: KernelManager, kc: AsyncKernelClient, code: str, timeout_s: float) -> CodeRun:
+    msg_id = kc.execute(code, silent=False, store_history=False, allow_stdin=False, stop_on_error=False)
+    run = CodeRun(status="not_started")
+    started = False
+    deadline = time.monotonic() + timeout_s
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                msg = await kc.get_iopub_msg(timeout=min(left, 1.0))
+            except queue.Empty:
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "status" and content.get("execution_state") == "busy":
+                started = True
+                run.status = "ok"
+            elif kind == "status" and content.get("execution_state") == "idle":
+                return run
+            else:
+                _collect(run, kind, content)
+    except asyncio.CancelledError:
+        if started:  # the user stopped the turn: stop its code too (sending the interrupt is quick)
+            await ensure_async(km.interrupt_kernel())
+        raise
+    if not started:
+        return CodeRun(status="not_started")
+    await ensure_async(km.interrupt_kernel())
+    await _drain_until_idle(kc, msg_id, run, INTERRUPT_GRACE_S)
+    run.status = "interrupted"
+    return run
+
+
+def _collect(run: CodeRun, kind: str, content: dict[str, Any]) -> None:
+    """Add one iopub message to the run's outputs; consecutive stream pieces merge, sizes stay bounded."""
+    if kind == "clear_output":
+        run.outputs.clear()
+        return
+    if sum(_size(o) for o in run.outputs) > MAX_COLLECTED_CHARS:
+        if not run.outputs or run.outputs[-1].get("name") != "hermes-cut":
+            run.outputs.append({"output_type": "stream", "name": "hermes-cut",
+                                "text": "[more output was produced and dropped]"})
+        return
+    if kind == "stream":
+        last = run.outputs[-1] if run.outputs else None
+        if last and last["output_type"] == "stream" and last.get("name") == content.get("name"):
+            last["text"] += content.get("text", "")
+        else:
+            run.outputs.append({"output_type": "stream", "name": content.get("name"), "text": content.get("text", "")})
+    elif kind in ("execute_result", "display_data"):
+        run.outputs.append({"output_type": kind, "data": content.get("data", {})})
+    elif kind == "error":
+        run.status = "error"
+        run.outputs.append({"output_type": "error", "ename": content.get("ename"), "evalue": content.get("evalue"),
+                            "traceback": content.get("traceback", [])})
+
+
+def _size(output: dict[str, Any]) -> int:
+    return len(json.dumps(output, default=str)) if output["output_type"] != "stream" else len(output["text"])
+
+
+async def _drain_until_idle(kc: AsyncKernelClient, msg_id: str, run: CodeRun, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            msg = await kc.get_iopub_msg(timeout=left)
+        except queue.Empty:
+            return
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
+            return
+        _collect(run, msg["msg_type"], msg["content"])
+
+
+class ServerNotebookAccess:
+    """`NotebookAccess` from its two halves."""
+
+    def __init__(self, contents: ContentsNotebooks, kernels: KernelAccess) -> None:
+        self.contents = contents
+        self.kernels = kernels
+
+    async def read_notebook(self, path: str) -> tuple[str, dict[str, Any]]:
+        return await self.contents.read_notebook(path)
+
+    async def list_variables(self, kernel_id: str) -> dict[str, Any]:
+        return await self.kernels.list_variables(kernel_id)
+
+    async def inspect_variable(self, kernel_id: str, name: str) -> dict[str, Any]:
+        return await self.kernels.inspect_variable(kernel_id, name)
+
+    async def run_code(self, kernel_id: str, code: str, timeout_s: float) -> CodeRun:
+        return await self.kernels.run_code(kernel_id, code, timeout_s)
+
+
+def make_tools_factory(serverapp: Any, broker: ApprovalBroker, parent: Any = None) -> NotebookTools:
+    """The notebook tools over this server's contents and kernel managers (a `ToolsFactory`)."""
+    contents = ContentsNotebooks(serverapp.contents_manager, getattr(serverapp.contents_manager, "root_dir", None)
+                                 or serverapp.root_dir)
+    kernels = KernelAccess(serverapp.kernel_manager.get_kernel)
+    return NotebookTools(access=ServerNotebookAccess(contents, kernels), broker=broker, parent=parent)
