@@ -47,6 +47,8 @@ class RecoverApp(_StateDirApp):
     aliases = {"state-dir": "RecoverApp.state_dir"}
 
     def start(self) -> None:
+        from nbformat import ValidationError
+
         from .notebook.recover import recover_notebook_file  # nbformat is only needed here
 
         if not self.extra_args:
@@ -57,7 +59,7 @@ class RecoverApp(_StateDirApp):
         for name in self.extra_args:
             try:
                 cells = recover_notebook_file(name, state_dir)
-            except (OSError, ValueError) as exc:  # unreadable, not JSON, invalid notebook
+            except (OSError, ValueError, ValidationError) as exc:  # unreadable, not JSON, invalid notebook
                 self.log.error("%s: %s", name, exc)
                 failed = True
                 continue

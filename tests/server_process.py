@@ -53,9 +53,47 @@ class JupyterServerProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = root / "server.log"
 
+    token = TOKEN
+
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}{self.base_url}"
+
+    @property
+    def root_dir(self) -> Path:
+        """The server's contents root (where notebooks go)."""
+        return self.notebooks
+
+    @property
+    def runtime_dir(self) -> Path:
+        return self.root / "runtime"
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kernel_env(self) -> dict[str, str]:
+        """The environment for a kernel this server did not start (CONTRACT §8, first choice)."""
+        return {**self._env(), "HERMES_JUPYTER_URL": self.url, "HERMES_JUPYTER_TOKEN": TOKEN}
+
+    def _env(self) -> dict[str, str]:
+        """Every directory the server touches lives under `root`; no hermes variable leaks in from outside."""
+        env = {
+            **os.environ, "HERMES_HOME": str(self.root / "hermes-home"), "JUPYTER_RUNTIME_DIR": str(self.runtime_dir),
+            "JUPYTER_CONFIG_DIR": str(self.root / "jupyter-config"), "HERMES_JUPYTER_STATE_DIR": str(self.state_dir),
+        }
+        for leak in ("HERMES_JUPYTER_URL", "HERMES_JUPYTER_TOKEN", "HERMES_JUPYTER_SERVER_URL", "HERMES_JUPYTER_SERVER_TOKEN"):
+            env.pop(leak, None)
+        return {**env, **self.env}
+
+    def http(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers={"Authorization": f"token {TOKEN}"}, timeout=30)
+
+    def api(self, method: str, path: str, **kwargs: Any) -> Any:
+        """Call `hermes/api/<path>` and return the JSON (raises on HTTP errors)."""
+        with self.http() as client:
+            response = client.request(method, "hermes/api/" + path, **kwargs)
+            response.raise_for_status()
+            return response.json()
 
     def start(self, timeout_s: float = 60) -> JupyterServerProcess:
         args = [
@@ -67,8 +105,7 @@ class JupyterServerProcess:
         ]
         if os.geteuid() == 0:
             args.append("--allow-root")
-        env = {**os.environ, "HERMES_HOME": str(self.root / "hermes-home"),
-               "JUPYTER_RUNTIME_DIR": str(self.root / "runtime"), **self.env}
+        env = self._env()
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the process
         self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root)
         log.close()

@@ -296,17 +296,20 @@ class RunStream:
             if exc.code in (401, 403, 404):
                 raise HermesApiError(exc.code, f"run stream refused: {exc}") from exc
             raise _WsFailed(str(exc)) from exc
+        open_ = True
         try:
             while not self._stop.is_set():
                 message = await conn.read_message()
                 if message is None:
+                    open_ = False
                     return False  # closed by the server or the network: reconnect from the cursor
                 if self._accept(json.loads(message)):
                     return True
         except WebSocketClosedError:
+            open_ = False
             return False
         finally:
-            conn.close()
+            await _close(conn, wait=open_)
         return True
 
     async def _poll_once(self) -> bool:
@@ -318,6 +321,19 @@ class RunStream:
         if not page.get("events"):
             await asyncio.sleep(self.poll_interval_s)
         return False
+
+
+async def _close(conn: Any, *, wait: bool, timeout_s: float = 2.0) -> None:
+    """Close a WebSocket; when we close first, wait for the handshake so its socket is released with the loop."""
+    conn.close()
+    if not wait:
+        return
+    try:
+        async with asyncio.timeout(timeout_s):
+            while await conn.read_message() is not None:
+                pass
+    except TimeoutError:
+        pass
 
 
 class _WsFailed(RuntimeError):

@@ -38,7 +38,7 @@ def _make_widget_class() -> type[Any] | None:
     except ImportError:
         return None
 
-    class RunWidget(anywidget.AnyWidget):  # type: ignore[misc]
+    class RunWidget(anywidget.AnyWidget):
         """Front end: static/view.js. `state` is `outputs.view_state` of the run so far."""
 
         _esm = STATIC / "view.js"

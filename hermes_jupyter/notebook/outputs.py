@@ -221,7 +221,7 @@ def render_markdown(snap: RunSnapshot) -> str:
 
 
 def _tool_markdown(tool: ToolCard) -> str:
-    line = f"- 🔧 **{_escape_inline(tool.name)}**"
+    line = f"- **{_escape_inline(tool.name)}**"
     args = summarize_args(tool.args)
     if args:
         line += " " + _code_span(args)

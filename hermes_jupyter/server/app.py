@@ -151,6 +151,7 @@ class HermesJupyter(ExtensionApp):
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         """After the server listens: tell kernels where it is, and repair what a previous process left."""
         os.environ["HERMES_JUPYTER_SERVER_URL"] = serverapp.connection_url
+        os.environ["HERMES_JUPYTER_SERVER_ROOT"] = str(serverapp.root_dir)  # notebook paths become root-relative
         token = getattr(serverapp.identity_provider, "token", "")
         if token:
             os.environ["HERMES_JUPYTER_SERVER_TOKEN"] = token

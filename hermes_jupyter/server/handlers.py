@@ -280,16 +280,29 @@ class NotebookRecoverHandler(HermesHandler):
     @authorized
     @api_errors
     async def post(self) -> None:
-        path = _optional_str(self.json_body(), "path")
+        body = self.json_body()
+        path = _optional_str(body, "path")
         if not path:
             raise web.HTTPError(400, "%s", "path is required")
         full = _confined(self.hermes.root_dir, path)
         if not full.is_file():
             raise FileNotFoundError(f"no notebook at {path}")
+        if body.get("force") is not True and await self._open_in_a_frontend(path):
+            raise web.HTTPError(
+                409, "%s", f"{path} is open with a kernel session: recover it in the browser (the JupyterLab "
+                "extension rebuilds the outputs in the open notebook, keeping unsaved edits), or pass force=true",
+            )
         from ..notebook.recover import recover_notebook_file  # nbformat is only needed here
 
         cells = await asyncio.to_thread(recover_notebook_file, full, self.hermes.state_dir)
         self.answer({"path": path, "cells_recovered": cells})
+
+
+    async def _open_in_a_frontend(self, path: str) -> bool:
+        """A notebook with a live kernel session is open somewhere: its unsaved edits must not be clobbered."""
+        wanted = path.strip("/")
+        sessions = await self.session_manager.list_sessions()
+        return any(str(s.get("path", "")).strip("/") == wanted for s in sessions)
 
 
 def _confined(root: Path, relative: str) -> Path:

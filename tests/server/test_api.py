@@ -190,3 +190,22 @@ async def test_approval_is_journaled_and_answered_through_the_api(api: HermesCli
     assert resolved == {"approval_id": pending["approval_id"], "status": "resolved", "choice": "allow_once", "reason": "answered"}
     code, session = await api.call("GET", "sessions", sid)
     assert "Approved" in session["messages"][-1]["content"]
+
+
+async def test_notebook_recover_refuses_a_notebook_open_with_a_kernel_session(
+    api: HermesClient, jp_fetch: Any, jp_root_dir: Any
+) -> None:
+    import json
+
+    import nbformat
+
+    nbformat.write(nbformat.v4.new_notebook(), jp_root_dir / "open.ipynb")
+    code, done = await api.call("POST", "notebooks", "recover", body={"path": "open.ipynb"})
+    assert code == 200 and done == {"path": "open.ipynb", "cells_recovered": 0}
+    session = json.loads((await jp_fetch("api", "sessions", method="POST", body=json.dumps(
+        {"path": "open.ipynb", "type": "notebook", "kernel": {"name": "python3"}}))).body)
+    code, err = await api.call("POST", "notebooks", "recover", body={"path": "open.ipynb"})
+    assert code == 409 and "force" in err["message"]
+    code, done = await api.call("POST", "notebooks", "recover", body={"path": "open.ipynb", "force": True})
+    assert code == 200
+    await jp_fetch("api", "sessions", session["id"], method="DELETE")

@@ -60,7 +60,7 @@ function toolHtml(tool) {
   const preview = tool.preview ? `<pre class="hermes-tool-preview">${escapeHtml(tool.preview)}</pre>` : "";
   return (
     `<div class="hermes-tool hermes-tool-${escapeHtml(tool.status)}">` +
-    `<div class="hermes-tool-head">🔧 <strong>${escapeHtml(tool.name)}</strong>${args}` +
+    `<div class="hermes-tool-head"><strong>${escapeHtml(tool.name)}</strong>${args}` +
     ` · <span class="hermes-tool-status">${escapeHtml(tool.status)}</span>${duration}</div>${preview}</div>`
   );
 }

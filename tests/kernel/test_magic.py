@@ -1,0 +1,153 @@
+"""The `%hermes` / `%%hermes` magic in a real IPython shell, against a real server with the demo agent."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Iterator
+
+import pytest
+from IPython.core.displaypub import CapturingDisplayPublisher
+from IPython.core.interactiveshell import InteractiveShell
+
+from hermes_jupyter.kernel.client import HermesClient, ServerInfo
+from hermes_jupyter.kernel.magic import HermesMagics, Request, UsageError, parse, watch_shutdown
+from hermes_jupyter.notebook.outputs import RUN_MIME, WIDGET_MIME
+
+from ..notebook.server_process import ServerProcess, server_fixture
+
+server = server_fixture(token_delay=0.0)
+
+
+class KernelStandIn:
+    """What the magic reads from an ipykernel `Kernel`: the parent request and the control handlers."""
+
+    def __init__(self, cell_id: str) -> None:
+        self.parent = {"metadata": {"cellId": cell_id}}
+        self.shutdowns = 0
+        self.control_handlers: dict[str, Any] = {"shutdown_request": self._shutdown}
+
+    def get_parent(self, channel: str = "shell") -> dict[str, Any]:
+        return self.parent
+
+    def _shutdown(self, *args: Any) -> None:
+        self.shutdowns += 1
+
+
+@pytest.fixture
+def shell(
+    server: ServerProcess, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[InteractiveShell]:
+    """A real shell with the extension loaded through `%load_ext`, capturing every display and update.
+
+    Each test is its own notebook (JPY_SESSION_NAME), so tests sharing the server share no session.
+    """
+    monkeypatch.setenv("HERMES_JUPYTER_URL", server.url)
+    monkeypatch.setenv("HERMES_JUPYTER_TOKEN", server.token)
+    monkeypatch.setenv("JPY_SESSION_NAME", f"work/{request.node.name}.ipynb")
+    ip = InteractiveShell.instance()
+    ip.display_pub = CapturingDisplayPublisher()
+    ip.run_line_magic("load_ext", "hermes_jupyter")
+    yield ip
+    ip.run_line_magic("unload_ext", "hermes_jupyter")
+
+
+def magics(ip: InteractiveShell) -> HermesMagics:
+    return ip.magics_manager.registry["HermesMagics"]  # type: ignore[no-any-return]
+
+
+def outputs(ip: InteractiveShell) -> list[dict[str, Any]]:
+    return list(ip.display_pub.outputs)
+
+
+def test_parse_options_and_free_text_prompts() -> None:
+    assert parse("", "count to 5\n") == Request("ask", "count to 5")
+    assert parse("--new", "hi") == Request("ask", "hi", new=True)
+    assert parse("--session  my notes", None) == Request("ask", "notes", session="my")
+    assert parse("--session=proj", "what's up?") == Request("ask", "what's up?", session="proj")
+    assert parse("what's up, \"doc\"?", None) == Request("ask", "what's up, \"doc\"?")
+    assert parse("sessions", None).action == "sessions"
+    assert parse("cancel", None).action == "cancel"
+    assert parse("", "sessions").action == "ask"  # a cell body is always a prompt
+    for bad in [("", ""), ("--new --session x", "hi"), ("--bogus", "hi"), ("--session", "hi"), ("extra", "hi")]:
+        with pytest.raises(UsageError):
+            parse(*bad)
+
+
+def test_cell_magic_streams_into_one_display_then_goes_static(shell: InteractiveShell) -> None:
+    shell.run_cell_magic("hermes", "", "count to 300")
+    outs = outputs(shell)
+    assert not outs[0]["update"] and all(o["update"] for o in outs[1:])
+    assert len({o["transient"]["display_id"] for o in outs}) == 1
+    first, last = outs[0]["data"], outs[-1]["data"]
+    assert first[RUN_MIME]["status"] == "running" and WIDGET_MIME in first
+    assert last[RUN_MIME]["status"] == "completed" and WIDGET_MIME not in last
+    assert last["text/markdown"].startswith(" ".join(str(i) for i in range(1, 301)) + "\n")
+    cell = magics(shell).last_cell
+    assert cell is not None and cell.widget is not None and cell.widget.comm is None  # closed at the end
+
+
+def test_session_is_reused_per_notebook_and_survives_a_kernel_restart(shell: InteractiveShell, server: ServerProcess) -> None:
+    shell.run_line_magic("hermes", "hello")
+    shell.run_line_magic("hermes", "count to 3")
+    refs = [o["data"][RUN_MIME] for o in outputs(shell) if not o["update"]]
+    assert refs[0]["session_id"] == refs[1]["session_id"]
+    session = server.api("GET", f"sessions/{refs[0]['session_id']}")
+    assert session["notebook_path"] == "work/test_session_is_reused_per_notebook_and_survives_a_kernel_restart.ipynb"
+    assert len([m for m in session["messages"] if m["role"] == "user"]) == 2
+    # A new kernel (new magics object) finds the notebook's newest session on the server.
+    fresh = HermesMagics(shell)
+    fresh.hermes("count to 2")
+    fresh.close()
+    assert fresh.session_id == refs[0]["session_id"]
+
+
+def test_new_and_named_sessions(shell: InteractiveShell, server: ServerProcess) -> None:
+    shell.run_line_magic("hermes", "hi")
+    first = magics(shell).session_id
+    shell.run_cell_magic("hermes", "--new", "hi again")
+    second = magics(shell).session_id
+    assert second != first
+    shell.run_cell_magic("hermes", "--session Project X", "hi")
+    named = magics(shell).session_id
+    shell.run_cell_magic("hermes", "--session=Project", "count to 2")  # "Project X" is not "Project"
+    assert magics(shell).session_id != named
+    shell.run_cell_magic("hermes", "--session Project", "count to 2")
+    titles = {s["session_id"]: s["title"] for s in server.api("GET", "sessions")["sessions"]}
+    assert titles[magics(shell).session_id] == "Project"
+
+
+def test_run_records_cell_and_kernel(shell: InteractiveShell, server: ServerProcess, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shell, "kernel", KernelStandIn("cell-42"), raising=False)
+    monkeypatch.setattr("hermes_jupyter.kernel.magic._kernel_id", lambda: "kernel-abc")
+    shell.run_line_magic("hermes", "count to 2")
+    session = server.api("GET", f"sessions/{magics(shell).session_id}")
+    assert (session["cell_id"], session["kernel_id"]) == ("cell-42", "kernel-abc")
+
+
+def test_sessions_and_cancel_commands(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    shell.run_line_magic("hermes", "count to 2")
+    shell.run_line_magic("hermes", "sessions")
+    table = outputs(shell)[-1]["data"]["text/markdown"]
+    assert f"▶ | `{magics(shell).session_id}`" in table
+    shell.run_line_magic("hermes", "cancel")
+    assert "nothing is running" in capsys.readouterr().out
+
+
+def test_usage_and_server_errors_are_printed(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    shell.run_line_magic("hermes", "")
+    assert "%%hermes [--session NAME | --new]" in capsys.readouterr().out
+    broken = HermesMagics(shell, client_factory=lambda: HermesClient(ServerInfo(magics(shell).client.server.url, "wrong", "test")))
+    broken.hermes("hi")
+    broken.close()
+    assert "HTTP 403" in capsys.readouterr().out
+
+
+def test_shutdown_watch_wraps_the_control_handler_once() -> None:
+    kernel = KernelStandIn("c")
+    event = watch_shutdown(kernel)
+    assert watch_shutdown(kernel) is event
+    assert not event.is_set()
+    kernel.control_handlers["shutdown_request"]("stream", [], {})
+    assert event.is_set() and kernel.shutdowns == 1
+    assert not watch_shutdown(object()).is_set()
+    assert isinstance(watch_shutdown(None), threading.Event)

@@ -1,0 +1,156 @@
+"""Real kernels, a real `jupyter server` with the demo agent, nbclient as the frontend.
+
+These are the notebook-side promises end to end: a finished cell keeps a static
+bundle, a kernel restart mid-run is recovered into the .ipynb, a kernel
+interrupt cancels the run on the server, and the widget's message rate stays
+bounded whatever the token rate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from hermes_jupyter.notebook.outputs import RUN_MIME, WIDGET_MIME
+
+from .kernels import execute_all, hermes_notebook, hermes_outputs, own_kernel, server_kernel, wait_for_seq
+from .server_process import ServerProcess, server_fixture
+
+slow_server = server_fixture(token_delay=0.005)
+fast_server = server_fixture(token_delay=0.0)
+
+JUPYTER = str(Path(sys.executable).parent / "jupyter")
+
+
+def count_text(n: int) -> str:
+    return " ".join(str(i) for i in range(1, n + 1))
+
+
+def test_count_to_50_completes_with_static_bundle(slow_server: ServerProcess, tmp_path: Path) -> None:
+    nb = hermes_notebook("count to 50")
+
+    async def run() -> None:
+        async with own_kernel(nb, slow_server) as client:
+            await execute_all(client)
+
+    asyncio.run(run())
+    path = tmp_path / "count.ipynb"
+    nbformat.write(nb, path)
+    saved = nbformat.read(path, as_version=4)
+    nbformat.validate(saved)
+    outputs = saved.cells[1].outputs
+    assert [o["output_type"] for o in outputs] == ["display_data"]
+    data = outputs[0]["data"]
+    assert WIDGET_MIME not in data
+    assert data["text/markdown"].startswith(count_text(50) + "\n")
+    assert data["text/plain"].startswith(count_text(50))
+    ref = data[RUN_MIME]
+    assert ref["status"] == "completed" and ref["seq"] == 51
+    assert slow_server.api("GET", f"runs/{ref['run_id']}")["status"] == "completed"
+
+
+def test_kernel_restart_mid_run_then_recover(slow_server: ServerProcess) -> None:
+    """A restart of the server-started kernel settles the run; `jupyter hermes recover` fills in the cell."""
+    nb = hermes_notebook("count to 2000")
+    path = slow_server.root_dir / "restart.ipynb"
+
+    async def run() -> str:
+        async with server_kernel(nb, slow_server, "restart.ipynb") as (client, kernel_id):
+            await client.async_execute_cell(nb.cells[0], 0)
+            task = asyncio.ensure_future(client.async_execute_cell(nb.cells[1], 1))
+            ref = await wait_for_seq(client, 1, 20)
+            with slow_server.http() as http:
+                http.post(f"api/kernels/{kernel_id}/restart").raise_for_status()
+            task.cancel()  # the restarted kernel never answers the old request
+            await asyncio.gather(task, return_exceptions=True)
+            return str(ref["run_id"])
+
+    run_id = asyncio.run(run())
+    status = slow_server.api("GET", f"runs/{run_id}")
+    assert status["status"] == "interrupted"
+    saved_ref = hermes_outputs(nb.cells[1])[-1]["data"][RUN_MIME]
+    assert saved_ref["status"] == "running" and saved_ref["seq"] < status["last_seq"]
+    nbformat.write(nb, path)  # what the browser had saved: the live bundle, mid-stream
+
+    done = subprocess.run(
+        [JUPYTER, "hermes", "recover", str(path), "--state-dir", str(slow_server.state_dir)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "1 cell recovered" in done.stdout
+    saved = nbformat.read(path, as_version=4)
+    nbformat.validate(saved)
+    assert saved.cells[0] == nb.cells[0]
+    data = hermes_outputs(saved.cells[1])[-1]["data"]
+    assert data["text/markdown"].startswith("1 2 3")
+    assert "**Response interrupted.**" in data["text/markdown"]
+    assert "notebook kernel this turn was bound to restarted" in data["text/markdown"]
+    assert "partial output above was recovered from the run journal" in data["text/markdown"]
+    assert data[RUN_MIME] == {**saved_ref, "seq": status["last_seq"], "status": "interrupted"}
+    assert WIDGET_MIME not in data
+
+
+def test_kernel_interrupt_cancels_the_run(slow_server: ServerProcess) -> None:
+    nb = hermes_notebook("count to 2000")
+
+    async def run() -> str:
+        async with own_kernel(nb, slow_server) as client:
+            await client.async_execute_cell(nb.cells[0], 0)
+            task = asyncio.ensure_future(client.async_execute_cell(nb.cells[1], 1))
+            ref = await wait_for_seq(client, 1, 10)
+            await client.km.interrupt_kernel()
+            await task
+            return str(ref["run_id"])
+
+    run_id = asyncio.run(run())
+    assert slow_server.api("GET", f"runs/{run_id}")["status"] == "cancelled"
+    outputs = nb.cells[1].outputs
+    assert any(o["output_type"] == "error" and o["ename"] == "KeyboardInterrupt" for o in outputs)
+    data = hermes_outputs(nb.cells[1])[-1]["data"]
+    assert data[RUN_MIME]["status"] == "cancelled"
+    assert data["text/markdown"].startswith("1 2 3")
+    assert "**Task cancelled.**" in data["text/markdown"]
+    assert WIDGET_MIME not in data
+
+
+def test_widget_update_rate_is_bounded_and_no_token_is_lost(fast_server: ServerProcess) -> None:
+    n = 20000
+    nb = hermes_notebook(f"count to {n}")
+
+    async def run() -> tuple[list[float], float]:
+        async with own_kernel(nb, fast_server) as client:
+            await client.async_execute_cell(nb.cells[0], 0)
+            start = asyncio.get_running_loop().time()
+            await client.async_execute_cell(nb.cells[1], 1)
+            return client.comm_times, asyncio.get_running_loop().time() - start
+
+    comm_times, elapsed = asyncio.run(run())
+    data = hermes_outputs(nb.cells[1])[-1]["data"]
+    assert data["text/markdown"].startswith(count_text(n) + "\n")
+    assert data[RUN_MIME] == {**data[RUN_MIME], "status": "completed", "seq": n + 1}
+    assert comm_times, "the live widget sent no update"
+    # The throttle allows 10 state updates a second; in any one-second window there are at most 20 messages.
+    for i, t in enumerate(comm_times):
+        window = [u for u in comm_times[i:] if u - t < 1.0]
+        assert len(window) <= 20, f"{len(window)} comm messages within one second"
+    assert len(comm_times) <= 20 * (elapsed + 1)
+
+
+@pytest.mark.parametrize("prompt", ["use a tool"])
+def test_tool_card_in_saved_outputs(fast_server: ServerProcess, prompt: str) -> None:
+    nb = hermes_notebook(prompt)
+
+    async def run() -> None:
+        async with own_kernel(nb, fast_server) as client:
+            await execute_all(client)
+
+    asyncio.run(run())
+    data = hermes_outputs(nb.cells[1])[-1]["data"]
+    md = data["text/markdown"]
+    assert "**terminal**" in md and "data.csv" in md and "<summary>Reasoning</summary>" in md
+    assert data[RUN_MIME]["status"] == "completed"
