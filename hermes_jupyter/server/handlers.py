@@ -301,7 +301,7 @@ class NotebookRecoverHandler(HermesHandler):
     async def _open_in_a_frontend(self, path: str) -> bool:
         """A notebook with a live kernel session is open somewhere: its unsaved edits must not be clobbered."""
         wanted = path.strip("/")
-        sessions = await self.session_manager.list_sessions()
+        sessions = await self.session_manager.list_sessions()  # type: ignore[no-untyped-call]
         return any(str(s.get("path", "")).strip("/") == wanted for s in sessions)
 
 
