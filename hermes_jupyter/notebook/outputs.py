@@ -58,6 +58,8 @@ class ToolCard:
     preview: str | None
     status: ToolStatus
     duration_s: float | None
+    #: The provider's call id (or the approval id for an approval card).
+    tid: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +177,7 @@ def _tool_card(card: Mapping[str, Any]) -> ToolCard:
         preview=None if preview is None else str(preview),
         status=status,
         duration_s=float(duration) if isinstance(duration, (int, float)) else None,
+        tid=None if card.get("tid") is None else str(card["tid"]),
     )
 
 
@@ -343,7 +346,7 @@ def view_state(snap: RunSnapshot) -> dict[str, Any]:
                 "tools": [
                     {
                         "name": t.name, "args": summarize_args(t.args), "preview": _cut_preview(t.preview),
-                        "status": t.status, "duration_s": t.duration_s,
+                        "status": t.status, "duration_s": t.duration_s, "tid": t.tid,
                     }
                     for t in s.tools
                 ],

@@ -140,3 +140,19 @@ def test_view_state_is_json_for_the_widget(hermes_core: Core) -> None:
     assert state["status"] == "running"
     assert state["segments"][0]["tools"][0]["args"] == "command=ls demo/"
     assert live_bundle(snap)[RUN_MIME]["seq"] == state["seq"] == 5
+
+
+def test_pending_approval_reaches_the_widget_with_its_id(hermes_core: Core) -> None:
+    """The cell widget answers approvals by id, so a pending one must carry it (and a resolved one must not ask)."""
+    pending = [
+        ("token", {"text": "May I? "}),
+        ("approval", {"approval_id": "a1", "status": "pending", "command": "rm -rf x", "description": "delete x",
+                      "options": ["allow_once", "deny"]}),
+    ]
+    snap = fold_rows(_rows(hermes_core, pending), "s1", "r1")
+    [tool] = view_state(snap)["segments"][0]["tools"]
+    assert (tool["name"], tool["status"], tool["tid"]) == ("approval", "running", "a1")
+    answered = pending + [("approval", {"approval_id": "a1", "status": "resolved", "choice": "deny", "reason": "answered"})]
+    snap = fold_rows(_rows(hermes_core, answered, run_id="r2"), "s1", "r2")
+    [tool] = view_state(snap)["segments"][0]["tools"]
+    assert tool["status"] == "error"

@@ -58,10 +58,17 @@ function toolHtml(tool) {
   const duration = tool.duration_s == null ? "" : ` · ${Number(tool.duration_s).toFixed(2)} s`;
   const args = tool.args ? ` <code>${escapeHtml(tool.args)}</code>` : "";
   const preview = tool.preview ? `<pre class="hermes-tool-preview">${escapeHtml(tool.preview)}</pre>` : "";
+  // A pending approval gets its two answers; nothing runs until one is clicked.
+  const asking = tool.name === "approval" && tool.status === "running" && tool.tid;
+  const answers = asking
+    ? `<div class="hermes-approval">` +
+      `<button class="hermes-approve" data-approval-id="${escapeHtml(tool.tid)}" data-choice="allow_once">Allow once</button>` +
+      `<button class="hermes-approve" data-approval-id="${escapeHtml(tool.tid)}" data-choice="deny">Deny</button></div>`
+    : "";
   return (
     `<div class="hermes-tool hermes-tool-${escapeHtml(tool.status)}">` +
     `<div class="hermes-tool-head"><strong>${escapeHtml(tool.name)}</strong>${args}` +
-    ` · <span class="hermes-tool-status">${escapeHtml(tool.status)}</span>${duration}</div>${preview}</div>`
+    ` · <span class="hermes-tool-status">${escapeHtml(tool.status)}</span>${duration}</div>${preview}${answers}</div>`
   );
 }
 
@@ -91,8 +98,8 @@ function cookie(name) {
   return match ? decodeURIComponent(match[1]) : undefined;
 }
 
-// POST {baseUrl}hermes/api/runs/{run_id}/cancel with the page's XSRF cookie (and token, if any).
-async function cancelRun(model) {
+// POST {baseUrl}hermes/api/runs/{run_id}/{action} with the page's XSRF cookie (and token, if any).
+async function postRun(model, action, body = {}) {
   const config = pageConfig();
   let base = config.baseUrl || model.get("base_path") || "/";
   if (!base.endsWith("/")) base += "/";
@@ -100,8 +107,8 @@ async function cancelRun(model) {
   const xsrf = cookie("_xsrf");
   if (xsrf) headers["X-XSRFToken"] = xsrf;
   if (config.token) headers["Authorization"] = `token ${config.token}`;
-  const url = `${base}hermes/api/runs/${encodeURIComponent(model.get("run_id"))}/cancel`;
-  const response = await fetch(url, { method: "POST", headers, credentials: "same-origin", body: "{}" });
+  const url = `${base}hermes/api/runs/${encodeURIComponent(model.get("run_id"))}/${action}`;
+  const response = await fetch(url, { method: "POST", headers, credentials: "same-origin", body: JSON.stringify(body) });
   if (!response.ok) {
     let message = response.statusText;
     try {
@@ -144,12 +151,26 @@ function render({ model, el }) {
     if (index >= 0) (event.target.open ? opened.add(index) : opened.delete(index));
   }, true);
 
+  body.addEventListener("click", async (event) => {
+    const button = event.target.closest(".hermes-approve");
+    if (!button) return;
+    for (const b of button.parentElement.querySelectorAll("button")) b.disabled = true;
+    error.textContent = "";
+    try {
+      const id = encodeURIComponent(button.dataset.approvalId);
+      await postRun(model, `approvals/${id}`, { choice: button.dataset.choice });
+    } catch (err) {
+      error.textContent = `Answer failed: ${err.message}`;
+      for (const b of button.parentElement.querySelectorAll("button")) b.disabled = false;
+    }
+  });
+
   stop.addEventListener("click", async () => {
     stopping = true;
     error.textContent = "";
     update();
     try {
-      await cancelRun(model);
+      await postRun(model, "cancel");
     } catch (err) {
       stopping = false;
       error.textContent = `Stop failed: ${err.message}. Interrupt the kernel (■) to stop the run.`;
