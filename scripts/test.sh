@@ -5,5 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh test
 bash scripts/ensure_chromium.sh
-export HERMES_JUPYTER_REQUIRE_HERMES=1
+export HERMES_JUPYTER_REQUIRE_HERMES=1   # a failed hermes-agent install fails the run instead of skipping
+export HERMES_JUPYTER_REQUIRE_BROWSER=1  # so does a missing chromium or playwright
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

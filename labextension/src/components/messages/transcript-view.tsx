@@ -105,10 +105,19 @@ export function TranscriptView(props: ITranscriptViewProps): JSX.Element {
     return () => observer.disconnect();
   }, []);
 
+  // Only the reader scrolling up unsticks the view. The browser's scroll anchoring also
+  // scrolls (down) when rows above the viewport finish rendering their markdown; taking
+  // that for the reader would leave a long transcript short of its bottom.
+  const lastTop = useRef(0);
   const onScroll = () => {
     const node = scroller.current;
     if (node) {
-      stick.current = node.scrollHeight - node.scrollTop - node.clientHeight < STICK_PX;
+      if (node.scrollHeight - node.scrollTop - node.clientHeight < STICK_PX) {
+        stick.current = true;
+      } else if (node.scrollTop < lastTop.current) {
+        stick.current = false;
+      }
+      lastTop.current = node.scrollTop;
     }
   };
 
