@@ -7,4 +7,5 @@ bash scripts/bootstrap.sh test
 bash scripts/ensure_chromium.sh
 export HERMES_JUPYTER_REQUIRE_HERMES=1   # a failed hermes-agent install fails the run instead of skipping
 export HERMES_JUPYTER_REQUIRE_BROWSER=1  # so does a missing chromium or playwright
+(cd labextension && npm test --silent)  # the TypeScript fold, against the same contract
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

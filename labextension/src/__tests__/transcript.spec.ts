@@ -114,3 +114,25 @@ test('a completion without tid pairs with the newest open card of that name that
     ]
   );
 });
+
+test('an approval is a card with its options until answered, then records the answer', () => {
+  const asked = journal('r9', [
+    ['token', { text: 'May I?' }],
+    ['approval', { approval_id: 'a1', status: 'pending', command: 'rm -rf x', description: 'delete x', options: ['allow_once', 'deny'] }]
+  ]);
+  let state = foldEvents(asked, 'r9');
+  const card = state.rows[1] as any;
+  assert.equal(card.kind, 'tool');
+  assert.equal(card.done, false);
+  assert.deepEqual(card.approval, { id: 'a1', runId: 'r9', options: ['allow_once', 'deny'] });
+  state = applyEvent(state, journal('r9', [
+    ['token', { text: '' }],
+    ['token', { text: '' }],
+    ['approval', { approval_id: 'a1', status: 'resolved', choice: 'deny', reason: 'expired' }]
+  ])[2]);
+  const answered = state.rows[1] as any;
+  assert.equal(answered.done, true);
+  assert.equal(answered.isError, true);
+  assert.equal(answered.approval.choice, 'deny');
+  assert.equal(answered.approval.reason, 'expired');
+});

@@ -98,6 +98,11 @@ export class HermesClient {
     return this.request('POST', ['runs', runId, 'cancel'], {});
   }
 
+  /** Answer a pending approval (`allow_once` or `deny`). */
+  answerApproval(runId: string, approvalId: string, choice: string): Promise<unknown> {
+    return this.request('POST', ['runs', runId, 'approvals', approvalId], { choice });
+  }
+
   getRunEvents(
     runId: string,
     afterSeq: number,

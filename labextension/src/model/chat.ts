@@ -184,6 +184,10 @@ export class ChatModel implements IDisposable {
     }
   }
 
+  /** Answer an approval of one of this session's runs (errors reach the card that asked). */
+  readonly answerApproval = (runId: string, approvalId: string, choice: string): Promise<unknown> =>
+    this._client.answerApproval(runId, approvalId, choice);
+
   async stop(): Promise<void> {
     const runId = this.runId;
     if (runId) {

@@ -9,6 +9,11 @@
 import { IMessageRow } from '../api/contract';
 
 export const INTERRUPTED_HEADLINE = '**Response interrupted.**';
+
+/** The cancel marker, verbatim from markers.py (`CANCEL_CONTENT`). */
+export const CANCEL_MARKER_TEXT =
+  '**Task cancelled.**\n\n*The run was cancelled by the user before Hermes finished. ' +
+  'No provider failure occurred.*';
 const STOPPED =
   'The live response stream stopped before this turn finished.';
 

@@ -31,6 +31,16 @@ export interface IAssistantRow {
   recovered?: boolean;
 }
 
+/** An approval the agent asked for: shown as a card, answered with its buttons while pending. */
+export interface IApproval {
+  id: string;
+  runId: string;
+  options: string[];
+  /** How it was answered (`allow_once`, `deny`), once resolved. */
+  choice?: string;
+  reason?: string;
+}
+
 export interface IToolRow {
   kind: 'tool';
   id: string;
@@ -41,6 +51,7 @@ export interface IToolRow {
   done: boolean;
   isError: boolean;
   duration: number | null;
+  approval?: IApproval;
 }
 
 export type MarkerVariant = 'interrupted' | 'cancel' | 'error' | 'info';

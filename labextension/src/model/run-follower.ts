@@ -44,6 +44,10 @@ export interface IRunFollowerOptions {
 }
 
 export class RunFollower implements IDisposable {
+  /** Answer an approval of this run (the run output's cards call it). */
+  readonly answerApproval = (runId: string, approvalId: string, choice: string): Promise<unknown> =>
+    this._client.answerApproval(runId, approvalId, choice);
+
   constructor(options: IRunFollowerOptions) {
     this._client = options.client;
     this.runId = options.runId;

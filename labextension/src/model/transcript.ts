@@ -7,7 +7,7 @@
  * or below `lastSeq`, so replays and reconnects cannot duplicate text.
  */
 import { IJournalRow, isTerminalRow } from '../api/contract';
-import { interruptedMarkerText, markerTextOfPayload } from './markers';
+import { CANCEL_MARKER_TEXT, interruptedMarkerText, markerTextOfPayload } from './markers';
 import { DisplayRow, IAssistantRow, IMarkerRow, IToolRow } from './rows';
 
 export interface ITranscript {
@@ -68,7 +68,7 @@ export function settleWithoutTerminal(
   }
   const id = `${state.prefix}:m:settled`;
   if (status === 'cancelled') {
-    return push(closed, { kind: 'marker', id, variant: 'cancel', text: '**Task cancelled:** Cancelled by user.' });
+    return push(closed, { kind: 'marker', id, variant: 'cancel', text: CANCEL_MARKER_TEXT });
   }
   if (status === 'interrupted') {
     const text = marker.text ?? interruptedMarkerText(cause, hasOutput(closed));
@@ -108,7 +108,7 @@ export function applyEvent(state: ITranscript, row: IJournalRow): ITranscript {
     case 'tool_complete':
       return completeTool(next, row);
     case 'approval':
-      return push(flush(next), approvalRow(next.prefix, row));
+      return approvalEvent(flush(next), row);
     default:
       break;
   }
@@ -236,15 +236,39 @@ function completeTool(state: ITranscript, row: IJournalRow): ITranscript {
   return { ...state, rows };
 }
 
-function approvalRow(prefix: string, row: IJournalRow): IMarkerRow {
+/** A pending approval becomes a card with its options; its resolution completes the same card. */
+function approvalEvent(state: ITranscript, row: IJournalRow): ITranscript {
   const p = row.payload ?? {};
-  const what = str(p.description) || str(p.message) || str(p.name) || str(p.tool);
-  return {
-    kind: 'marker',
-    id: `${prefix}:m:${row.seq}`,
-    variant: 'info',
-    text: what ? `**Approval requested:** ${what}` : '**Approval requested.**'
+  const id = str(p.approval_id) || `journal-${row.seq}`;
+  if (p.status === 'pending') {
+    const options = Array.isArray(p.options) ? p.options.map(String) : ['allow_once', 'deny'];
+    return push(state, {
+      kind: 'tool',
+      id: `${state.prefix}:a:${row.seq}`,
+      tid: id,
+      name: 'approval',
+      args: p.command ? { command: p.command } : null,
+      preview: str(p.description),
+      done: false,
+      isError: false,
+      duration: null,
+      approval: { id, runId: str(row.run_id), options }
+    });
+  }
+  const index = state.rows.findIndex(r => r.kind === 'tool' && r.approval?.id === id);
+  if (index < 0) {
+    return state;
+  }
+  const card = state.rows[index] as IToolRow;
+  const choice = str(p.choice) || 'deny';
+  const rows = state.rows.slice();
+  rows[index] = {
+    ...card,
+    done: true,
+    isError: choice !== 'allow_once',
+    approval: { ...card.approval!, choice, reason: str(p.reason) }
   };
+  return { ...state, rows };
 }
 
 function terminalMarker(state: ITranscript, row: IJournalRow): IMarkerRow | null {
@@ -254,14 +278,7 @@ function terminalMarker(state: ITranscript, row: IJournalRow): IMarkerRow | null
     return null;
   }
   if (row.event === 'cancel') {
-    const message = (str(p.message) || 'Cancelled by user').replace(/\.$/, '');
-    const kept = hasOutput(state) ? ' The partial output above was kept.' : '';
-    return {
-      kind: 'marker',
-      id,
-      variant: 'cancel',
-      text: `**Task cancelled:** ${message}.${kept}`
-    };
+    return { kind: 'marker', id, variant: 'cancel', text: CANCEL_MARKER_TEXT };
   }
   const kind = str(p.type).toLowerCase();
   if (kind.includes('interrupted')) {
@@ -271,8 +288,7 @@ function terminalMarker(state: ITranscript, row: IJournalRow): IMarkerRow | null
     return { kind: 'marker', id, variant: 'interrupted', text, cause };
   }
   if (kind.includes('cancel')) {
-    const message = str(p.message) || 'Cancelled';
-    return { kind: 'marker', id, variant: 'cancel', text: `**Task cancelled:** ${message}` };
+    return { kind: 'marker', id, variant: 'cancel', text: CANCEL_MARKER_TEXT };
   }
   const hint = str(p.hint);
   const message = str(p.message) || 'The run failed.';

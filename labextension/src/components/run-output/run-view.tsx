@@ -8,6 +8,7 @@ import React from 'react';
 
 import { RunFollower } from '../../model/run-follower';
 import { MessageRow } from '../messages/message-row';
+import { ApprovalContext } from '../approval-context';
 import { Markdown } from '../messages/markdown';
 import { useSignal } from '../use-signal';
 
@@ -52,7 +53,9 @@ export function RunView(props: IRunViewProps): JSX.Element {
           <Markdown text={savedMarkdown} rendermime={rendermime} className="jp-HermesRunOutput-saved" />
         ) : null
       ) : (
-        rows.map(row => <MessageRow key={row.id} row={row} rendermime={rendermime} />)
+        <ApprovalContext.Provider value={follower?.answerApproval ?? null}>
+          {rows.map(row => <MessageRow key={row.id} row={row} rendermime={rendermime} />)}
+        </ApprovalContext.Provider>
       )}
       {state === 'failed' && follower?.error && (
         <div className="jp-HermesRunOutput-notice" data-testid="hermes-run-notice">

@@ -5,6 +5,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import React from 'react';
 
 import { ChatModel } from '../../model/chat';
+import { ApprovalContext } from '../approval-context';
 import { TranscriptView } from '../messages/transcript-view';
 import { Composer } from '../composer/composer';
 import { useSignal } from '../use-signal';
@@ -63,11 +64,13 @@ export function ChatPanel(props: {
           Start a new session, or just type a message below.
         </div>
       ) : (
-        <TranscriptView
-          rows={model.rows}
-          rendermime={rendermime}
-          resetKey={model.sessionId ?? ''}
-        />
+        <ApprovalContext.Provider value={model.answerApproval}>
+          <TranscriptView
+            rows={model.rows}
+            rendermime={rendermime}
+            resetKey={model.sessionId ?? ''}
+          />
+        </ApprovalContext.Provider>
       )}
       <Composer
         streaming={streaming}
