@@ -107,7 +107,9 @@ class JupyterServerProcess:
             args.append("--allow-root")
         env = self._env()
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the process
-        self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root)
+        self.proc = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root
+        )
         log.close()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

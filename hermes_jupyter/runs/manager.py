@@ -440,7 +440,7 @@ class RunManager:
     def run_status(self, run_id: str) -> dict[str, Any]:
         validate_id(run_id, "run id")
         run = self._runs.get(run_id)
-        if run is not None and run.state == "running":
+        if run is not None:  # running, or settling/stopping: its terminal row is not journaled yet
             return {"run_id": run_id, "session_id": run.session_id, "status": "running", "last_seq": run.channel.last_seq}
         return self.status.describe(run_id)
 

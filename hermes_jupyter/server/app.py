@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import threading
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
+from tornado.ioloop import PeriodicCallback
 from traitlets import Enum, Float, Int, List, Unicode, default
 
 from ..agents.approvals import ApprovalBroker
@@ -156,6 +160,14 @@ class HermesJupyter(ExtensionApp):
         if token:
             os.environ["HERMES_JUPYTER_SERVER_TOKEN"] = token
         self._startup_scan = asyncio.ensure_future(self._repair_left_pending())
+        _drain_on_sigint(serverapp)
+        self._activity = PeriodicCallback(self._mark_activity, 30_000)
+        self._activity.start()
+
+    def _mark_activity(self) -> None:
+        """Active runs count as activity, so an idle culler never culls a server mid-run."""
+        if self.hermes.manager.active_runs():
+            self.serverapp.web_app.settings["hermes_last_activity"] = datetime.now(timezone.utc)
 
     async def _repair_left_pending(self) -> None:
         """Repair, in the background, sessions a previous server process left pending (cause server_restart)."""
@@ -174,6 +186,9 @@ class HermesJupyter(ExtensionApp):
         hermes = getattr(self, "hermes", None)
         if hermes is None:
             return
+        activity = getattr(self, "_activity", None)
+        if activity is not None:
+            activity.stop()
         left = await hermes.manager.drain(self.drain_timeout)
         if left:
             self.log.warning("hermes_jupyter: interrupted %d runs at shutdown: %s", len(left), left)
@@ -184,3 +199,15 @@ class HermesJupyter(ExtensionApp):
                 self.log.exception("closing backend %s failed", backend.name)
         hermes.journals.close()
         hermes.store.close()
+
+
+def _drain_on_sigint(serverapp: Any) -> None:
+    """Without a terminal, jupyter_server leaves SIGINT to Python, which exits without cleanup.
+
+    Servers started by a spawner (JupyterHub's local spawner sends SIGINT first) would then skip the
+    drain and the next start would report `server_restart`; stop cleanly instead, as on SIGTERM.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, lambda sig, frame: serverapp.stop(from_signal=True))

@@ -62,11 +62,12 @@ async def test_sigkill_mid_run_is_recovered_on_the_next_start(server: JupyterSer
 
 
 @pytest.mark.crash
-async def test_sigterm_drains_and_settles_with_server_shutdown(server: JupyterServerProcess) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint-without-a-terminal"])
+async def test_sigterm_drains_and_settles_with_server_shutdown(server: JupyterServerProcess, sig: int) -> None:
     sid = server.new_session()
     run_id = server.start_run(sid, "count to 100000")
     seen = await _stream_some(server, run_id, 20)
-    code = await asyncio.to_thread(server.signal, signal.SIGTERM)
+    code = await asyncio.to_thread(server.signal, sig)
     assert code == 0, server.log_path.read_text()[-2000:]
     journal = server.state_dir / "runs" / sid / f"{run_id}.jsonl"
     assert '"terminal":true' in journal.read_text().splitlines()[-1]

@@ -252,3 +252,24 @@ async def test_idle_observer_gets_heartbeats_then_the_rows(hermes_engine: Engine
     rows = [a.row for b in items if not isinstance(b, Heartbeat) for a in b]
     assert len(heartbeats) >= 3, "an idle stream must send keepalives"
     assert [r["event"] for r in rows] == ["token", "done"]
+
+
+async def test_a_settling_run_still_reports_running_until_its_terminal_row(hermes_engine: Engine) -> None:
+    import threading
+
+    gate = threading.Event()
+    real = hermes_engine.manager._settle_result_sync
+
+    def slow_settle(run: Any, result: Any) -> str:
+        gate.wait(5)
+        return real(run, result)
+
+    hermes_engine.manager._settle_result_sync = slow_settle  # type: ignore[method-assign]
+    session = hermes_engine.new_session()
+    run = await hermes_engine.manager.start_run(session.session_id, "count to 3")
+    while run.state != "settling":
+        await asyncio.sleep(0.005)
+    assert hermes_engine.manager.run_status(run.run_id)["status"] == "running"
+    gate.set()
+    await run.done.wait()
+    assert hermes_engine.manager.run_status(run.run_id)["status"] == "completed"
