@@ -166,7 +166,7 @@ class HermesJupyter(ExtensionApp):
 
     def _mark_activity(self) -> None:
         """Active runs count as activity, so an idle culler never culls a server mid-run."""
-        if self.hermes.manager.active_runs():
+        if self.hermes.manager.active_runs() and self.serverapp is not None:
             self.serverapp.web_app.settings["hermes_last_activity"] = datetime.now(timezone.utc)
 
     async def _repair_left_pending(self) -> None:
