@@ -92,6 +92,18 @@ def _journal_check_run(core: Core, sid: str, stream: str) -> None:
     core.append(sid, stream, "token", {"text": "The first check finished before the restart."})
 
 
+def _stale_gateway_session(core: Core, sid: str, stream_id: str) -> Any:
+    """A saved session with one earlier turn and a gateway request pending on a dead stream."""
+    stale = make_session(session_id=sid, messages=[
+        {"role": "user", "content": "Earlier request"}, {"role": "assistant", "content": "Earlier answer"},
+    ])
+    stale.pending_user_message = "Current gateway request"
+    stale.pending_started_at = time.time() - 120
+    stale.active_stream_id = stream_id
+    core.store.save(stale)
+    return stale
+
+
 class TestNonEmptyMessagesPendingCleared:
     """A stuck turn on a non-empty session: the pending turn, the journal's output, exactly one marker."""
 
@@ -194,13 +206,7 @@ class TestNonEmptyMessagesPendingCleared:
     ) -> None:
         sid = f"gateway_terminal_bad_{malformed_field}"
         stream_id = f"{sid}_stream"
-        stale = make_session(session_id=sid, messages=[
-            {"role": "user", "content": "Earlier request"}, {"role": "assistant", "content": "Earlier answer"},
-        ])
-        stale.pending_user_message = "Current gateway request"
-        stale.pending_started_at = time.time() - 120
-        stale.active_stream_id = stream_id
-        hermes_core.store.save(stale)
+        stale = _stale_gateway_session(hermes_core, sid, stream_id)
         _payload, _event, terminal_message = _journal_gateway_terminal_save_failure(
             hermes_core, stale, live_messages=stale.messages
         )
@@ -242,13 +248,7 @@ class TestNonEmptyMessagesPendingCleared:
     ) -> None:
         sid = f"gateway_terminal_latest_{later_event_name}"
         stream_id = f"{sid}_stream"
-        stale = make_session(session_id=sid, messages=[
-            {"role": "user", "content": "Earlier request"}, {"role": "assistant", "content": "Earlier answer"},
-        ])
-        stale.pending_user_message = "Current gateway request"
-        stale.pending_started_at = time.time() - 120
-        stale.active_stream_id = stream_id
-        hermes_core.store.save(stale)
+        stale = _stale_gateway_session(hermes_core, sid, stream_id)
         payload, first_terminal, first_message = _journal_gateway_terminal_save_failure(
             hermes_core, stale, live_messages=stale.messages
         )
@@ -275,13 +275,7 @@ class TestNonEmptyMessagesPendingCleared:
     def test_late_gateway_terminal_journal_replaces_pending_retry_marker(self, hermes_core: Core) -> None:
         sid = "gateway_terminal_late_journal"
         stream_id = f"{sid}_stream"
-        stale = make_session(session_id=sid, messages=[
-            {"role": "user", "content": "Earlier request"}, {"role": "assistant", "content": "Earlier answer"},
-        ])
-        stale.pending_user_message = "Current gateway request"
-        stale.pending_started_at = time.time() - 120
-        stale.active_stream_id = stream_id
-        hermes_core.store.save(stale)
+        stale = _stale_gateway_session(hermes_core, sid, stream_id)
         hermes_core.store.evict(sid)
         first = hermes_core.recovery.get_session(sid)
         assert any(m.get("_pending_journal_recovery") is True for m in first.messages)

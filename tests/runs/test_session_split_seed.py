@@ -7,7 +7,7 @@ for a current run, and only if nobody moved it meanwhile.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.asyncio
 BEFORE, AFTER = "session-before-compression", "session-after-compression"
 
 
-def _compression_then_failure(before_return: Any = None) -> Script:
+def _compression_then_failure(before_return: Callable[[], None] | None = None) -> Script:
     return Script(
         steps=[],
         result=TurnResult(
@@ -37,11 +37,15 @@ def _compression_then_failure(before_return: Any = None) -> Script:
     )
 
 
-async def _run(engine: Engine, before_return: Any = None) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+async def _run(engine: Engine, mid_turn: Callable[[str], None] | None = None) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+    """One compressing-then-failing turn; `mid_turn(session_id)` runs while the turn is still unwinding."""
     events: list[tuple[str, dict[str, Any]]] = []
     engine.manager.on_lifecycle = lambda name, data: events.append((name, data))
-    engine.scripted.scripts["continue"] = _compression_then_failure(before_return)
+    sid_box: list[str] = []
+    hook = (lambda: mid_turn(sid_box[0])) if mid_turn else None
+    engine.scripted.scripts["continue"] = _compression_then_failure(hook)
     session = engine.new_session(backend="scripted", backend_session_id=BEFORE)
+    sid_box.append(session.session_id)
     run = await engine.manager.start_run(session.session_id, "continue")
     await run.done.wait()
     return session.session_id, events
@@ -62,18 +66,8 @@ async def test_failed_turn_still_syncs_compression_session_split(hermes_engine: 
 
 async def test_stale_run_does_not_overwrite_new_session_after_compression(hermes_engine: Engine) -> None:
     """A cancel or reset while compression unwinds makes the run stale; its rotated id must not be published."""
-    def invalidate() -> None:
-        hermes_engine.manager.invalidate_generation(sid_box[0])
-
-    sid_box: list[str] = []
-    hermes_engine.scripted.scripts["continue"] = _compression_then_failure(invalidate)
-    events: list[tuple[str, dict[str, Any]]] = []
-    hermes_engine.manager.on_lifecycle = lambda name, data: events.append((name, data))
-    session = hermes_engine.new_session(backend="scripted", backend_session_id=BEFORE)
-    sid_box.append(session.session_id)
-    run = await hermes_engine.manager.start_run(session.session_id, "continue")
-    await run.done.wait()
-    saved = hermes_engine.core.store.load(session.session_id, use_cache=False)
+    sid, events = await _run(hermes_engine, hermes_engine.manager.invalidate_generation)
+    saved = hermes_engine.core.store.load(sid, use_cache=False)
     assert saved.messages[-1]["_error"] is True
     assert saved.backend_session_id == BEFORE
     assert [name for name, _ in events if name == "session.binding_moved"] == []
@@ -85,18 +79,10 @@ async def test_stale_run_does_not_overwrite_new_session_after_compression(hermes
 
 async def test_session_split_sync_skips_when_binding_already_moved(hermes_engine: Engine) -> None:
     """Run starts on A, the binding moves to B (/new), the run finishes into C: C must not replace B."""
-    def rebind() -> None:
-        session = hermes_engine.core.store.load(sid_box[0])
-        session.backend_session_id = "fresh-session-after-new"
+    def rebind(sid: str) -> None:
+        hermes_engine.core.store.load(sid).backend_session_id = "fresh-session-after-new"
 
-    sid_box: list[str] = []
-    hermes_engine.scripted.scripts["continue"] = _compression_then_failure(rebind)
-    events: list[tuple[str, dict[str, Any]]] = []
-    hermes_engine.manager.on_lifecycle = lambda name, data: events.append((name, data))
-    session = hermes_engine.new_session(backend="scripted", backend_session_id=BEFORE)
-    sid_box.append(session.session_id)
-    run = await hermes_engine.manager.start_run(session.session_id, "continue")
-    await run.done.wait()
-    saved = hermes_engine.core.store.load(session.session_id, use_cache=False)
+    sid, events = await _run(hermes_engine, rebind)
+    saved = hermes_engine.core.store.load(sid, use_cache=False)
     assert saved.backend_session_id == "fresh-session-after-new"
     assert [name for name, _ in events if name == "session.binding_moved"] == []
