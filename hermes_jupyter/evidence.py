@@ -62,7 +62,7 @@ def read_evidence(journals: Journals, session_id: str, run_id: str) -> Evidence:
     """One streaming pass over the journal. An OSError is reported as `read_failed` (retry later)."""
     stats = ReadStats()
     try:
-        rows = list(journals.iter_rows(session_id, run_id, stats=stats))
+        rows = journals.read_rows(session_id, run_id, stats=stats)
     except FileNotFoundError:
         return Evidence()
     except OSError as exc:

@@ -29,6 +29,7 @@ from . import markers
 from .evidence import Evidence, TerminalError, read_evidence, recoverable_terminal_error
 from .ids import is_valid_id
 from .journal import Journals
+from .journal.reader import gc_paused
 from .liveness import LiveRuns
 from .store import Session, SessionStore
 from .transcript import Fold, append_to_context, context_projection
@@ -186,15 +187,16 @@ class Recovery:
             if require_stream_dead and self.live.is_live(stream_id_for_recheck):
                 return False
         stream = stream_id_for_recheck or session.active_stream_id
-        evidence = read_evidence(self.journals, session.session_id, stream) if stream else Evidence()
         cause = cause or self.classify_cause(session, stream)
-        core = None if session.messages else _core_messages(core_path or self.core_transcript_path(session))
-        if core is not None:
-            self._settle_from_core(session, core, stream, evidence)
-        elif evidence.completed:
-            self._settle_completed(session, stream, evidence)
-        else:
-            self._settle_interrupted(session, stream, evidence, cause)
+        with gc_paused():  # one bounded pass over possibly many rows: no collection halfway
+            evidence = read_evidence(self.journals, session.session_id, stream) if stream else Evidence()
+            core = None if session.messages else _core_messages(core_path or self.core_transcript_path(session))
+            if core is not None:
+                self._settle_from_core(session, core, stream, evidence)
+            elif evidence.completed:
+                self._settle_completed(session, stream, evidence)
+            else:
+                self._settle_interrupted(session, stream, evidence, cause)
         clear_pending(session)
         self.store.save(session, touch=False)
         return True

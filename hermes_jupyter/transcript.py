@@ -74,12 +74,13 @@ def _int_ts(value: Any) -> int | None:
         return None
 
 
-def append_to_context(session: Session, row: dict[str, Any]) -> None:
+def append_to_context(session: Session, row: dict[str, Any], *, dedupe: bool = True) -> None:
     """Mirror a transcript row into `context_messages`, without duplicating the current turn.
 
     A user row is skipped only when the context already ends with that exact turn;
     an assistant row only when the current context turn (after its last user row)
-    already holds the same text in its last 8 assistant rows.
+    already holds the same text in its last 8 assistant rows. `dedupe=False` is for
+    rows that are new by construction (a fold's fresh segments).
     """
     proj = context_projection(row)
     if proj is None:
@@ -87,6 +88,11 @@ def append_to_context(session: Session, row: dict[str, Any]) -> None:
     ctx = session.context_messages
     if not ctx:
         ctx.extend(p for p in map(context_projection, session.messages) if p is not None)
+        if ctx and ctx[-1] == proj:
+            return  # seeding from the transcript already took this row
+    if not dedupe:
+        ctx.append(proj)
+        return
     if proj.get("role") == "user":
         if ctx and _same_checkpoint(ctx[-1], proj):
             return
@@ -252,7 +258,7 @@ class Fold:
             messages.append(row)
             idx = len(messages) - 1
             self.output = True
-            append_to_context(self.session, row)
+            append_to_context(self.session, row, dedupe=False)  # a new segment of this run
         else:
             existing = messages[idx]
             if reasoning and not existing.get("reasoning"):

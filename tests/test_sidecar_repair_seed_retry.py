@@ -267,7 +267,7 @@ class TestWslPageCacheRace:
         s.pending_user_message = "Keep going"
         s.pending_started_at = time.time() - 120
         s.active_stream_id = stream_id
-        real = hermes_core.journals.iter_rows
+        real = hermes_core.journals.read_rows
         attempts = {"n": 0}
 
         def flaky(*args: Any, **kwargs: Any) -> Any:
@@ -276,7 +276,7 @@ class TestWslPageCacheRace:
                 raise OSError("EIO simulated by test")
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(hermes_core.journals, "iter_rows", flaky)
+        monkeypatch.setattr(hermes_core.journals, "read_rows", flaky)
         assert _apply(hermes_core, s, stream_id) is True
         marker = next(m for m in s.messages if m.get("type") == "interrupted")
         assert marker.get("_pending_journal_recovery") is True

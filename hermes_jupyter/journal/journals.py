@@ -13,7 +13,7 @@ from .. import events
 from ..events import JournalRow
 from ..fsio import fsync_dir
 from ..ids import validate_id
-from .reader import JournalRead, ReadStats, _scan_tail, _tail_rows, iter_rows, read
+from .reader import JournalRead, ReadStats, _scan_tail, _tail_rows, iter_rows, read, read_rows
 from .writer import DEFAULT_MAX_EVENT_BYTES, DURABILITY_POLICIES, Appended, Durability, GroupCommitter, RunJournal
 
 
@@ -77,6 +77,12 @@ class Journals:
 
     def read(self, session_id: str, run_id: str, *, after_seq: int = 0, limit: int | None = None) -> JournalRead:
         return read(self.path(session_id, run_id), session_id, run_id, after_seq=after_seq, limit=limit)
+
+    def read_rows(
+        self, session_id: str, run_id: str, *, after_seq: int = 0, stats: ReadStats | None = None
+    ) -> list[JournalRow]:
+        """Every identity-checked row, as a list; raises FileNotFoundError when the journal does not exist yet."""
+        return read_rows(self.path(session_id, run_id), session_id, run_id, after_seq=after_seq, stats=stats)
 
     def iter_rows(
         self, session_id: str, run_id: str, *, after_seq: int = 0, stats: ReadStats | None = None

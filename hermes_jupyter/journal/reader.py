@@ -7,6 +7,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from contextlib import contextmanager
 from typing import Any, Iterator
 
 import orjson
@@ -82,30 +83,62 @@ def iter_rows(
     is skipped like any malformed line. One streaming pass: the file is parsed a
     chunk at a time, whole chunks at once when every line in them is valid JSON.
     """
-    stats = stats if stats is not None else ReadStats()
-    prefix = f"{run_id}:"
-    last_valid = 0
+    check = _RowCheck(session_id, run_id, after_seq, stats if stats is not None else ReadStats())
     with open(path, "rb") as fh:
-        for parsed in _parsed_chunks(fh, stats):
-            for row in parsed:
-                try:
-                    seq = row["seq"]
-                    valid = (
-                        type(seq) is int and seq > last_valid
-                        and row["event_id"] == prefix + str(seq)
-                        and row["run_id"] == run_id and row["session_id"] == session_id
-                        and type(row["event"]) is str and type(row["payload"]) is dict
-                    )
-                except (KeyError, TypeError):
-                    valid = False
-                if not valid:
-                    stats.foreign += 1
-                    if type(row) is dict and row.get("terminal") is True:
-                        stats.foreign_terminal_after = last_valid
-                    continue
-                last_valid = seq
-                if seq > after_seq:
-                    yield row
+        for parsed in _parsed_chunks(fh, check.stats):
+            yield from check.valid(parsed)
+
+
+def read_rows(
+    path: Path, session_id: str, run_id: str, *, after_seq: int = 0, stats: ReadStats | None = None
+) -> list[JournalRow]:
+    """All identity-checked rows after `after_seq` as one list (recovery's single pass); see `iter_rows`."""
+    check = _RowCheck(session_id, run_id, after_seq, stats if stats is not None else ReadStats())
+    rows: list[JournalRow] = []
+    with open(path, "rb") as fh:
+        for parsed in _parsed_chunks(fh, check.stats):
+            rows.extend(check.valid(parsed))
+    return rows
+
+
+class _RowCheck:
+    """The identity check of rows, in order: seq a real int, strictly increasing, and the envelope
+    naming this session and run with `event_id == run_id:seq`. Foreign rows are counted, never kept."""
+
+    def __init__(self, session_id: str, run_id: str, after_seq: int, stats: ReadStats) -> None:
+        self.session_id = session_id
+        self.run_id = run_id
+        self.prefix = f"{run_id}:"
+        self.after_seq = after_seq
+        self.stats = stats
+        self.last_valid = 0
+
+    def valid(self, parsed: list[Any]) -> list[JournalRow]:
+        out: list[JournalRow] = []
+        keep = out.append
+        prefix, run_id, session_id, after_seq = self.prefix, self.run_id, self.session_id, self.after_seq
+        last_valid = self.last_valid
+        for row in parsed:
+            try:
+                seq = row["seq"]
+                valid = (
+                    type(seq) is int and seq > last_valid
+                    and row["event_id"] == prefix + str(seq)
+                    and row["run_id"] == run_id and row["session_id"] == session_id
+                    and type(row["event"]) is str and type(row["payload"]) is dict
+                )
+            except (KeyError, TypeError):
+                valid = False
+            if not valid:
+                self.stats.foreign += 1
+                if type(row) is dict and row.get("terminal") is True:
+                    self.stats.foreign_terminal_after = last_valid
+                continue
+            last_valid = seq
+            if seq > after_seq:
+                keep(row)
+        self.last_valid = last_valid
+        return out
 
 
 def _parsed_chunks(fh: Any, stats: ReadStats) -> Iterator[list[Any]]:
@@ -126,10 +159,23 @@ def _parsed_chunks(fh: Any, stats: ReadStats) -> Iterator[list[Any]]:
         stats.malformed += 1  # torn last line
 
 
-def _parse_lines(chunk: bytes, stats: ReadStats) -> list[Any]:
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # parsing allocates many acyclic objects; collections would only slow it down
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC around bounded work that allocates many acyclic objects (parsing, folding).
+
+    Collections triggered halfway would rescan every row just parsed, for nothing.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
     try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _parse_lines(chunk: bytes, stats: ReadStats) -> list[Any]:
+    with gc_paused():
         try:
             return orjson.loads(b"[" + chunk.replace(b"\n", b",") + b"]")  # type: ignore[no-any-return]
         except orjson.JSONDecodeError:
@@ -143,9 +189,6 @@ def _parse_lines(chunk: bytes, stats: ReadStats) -> list[Any]:
                 continue
             rows.append(row)
         return rows
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
 
 def read(path: Path, session_id: str, run_id: str, *, after_seq: int = 0, limit: int | None = None) -> JournalRead:

@@ -60,7 +60,7 @@ def _recover_output(output: MutableMapping[str, Any], journals: Journals, is_liv
     live = is_live(sid, run_id)  # checked before reading, so a run that just ended has its terminal row
     run = RunOutput(sid, run_id)
     try:
-        run.feed(journals.iter_rows(sid, run_id))
+        run.feed(journals.read_rows(sid, run_id))
     except FileNotFoundError:
         return False  # no journal here (another state dir?): nothing to rebuild from
     snap = run.snapshot(None if live else "interrupted", cause=cause)
