@@ -138,7 +138,8 @@ class HermesClient:
 
     def list_sessions(self, notebook_path: str | None = None) -> list[dict[str, Any]]:
         params = {"notebook_path": notebook_path} if notebook_path is not None else None
-        return list(self.request("GET", "sessions", params=params)["sessions"])
+        body = self.request("GET", "sessions", params=params)
+        return list(body["sessions"] if isinstance(body, dict) else body)
 
     def create_session(self, **fields: Any) -> dict[str, Any]:
         return dict(self.request("POST", "sessions", body={k: v for k, v in fields.items() if v is not None}))

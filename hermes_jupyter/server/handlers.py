@@ -28,7 +28,7 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 _ERRORS: list[tuple[type[BaseException], int]] = [
     (InvalidId, 400), (UnknownSession, 404), (UnknownRun, 404), (UnknownApproval, 404), (FileNotFoundError, 404),
-    (RunActive, 409), (NothingToRetry, 409), (CorruptSession, 409), (Draining, 503),
+    (RunActive, 409), (NothingToRetry, 409), (CorruptSession, 409), (Draining, 409),
     (ValueError, 400),
 ]
 
@@ -110,7 +110,7 @@ class SessionRootHandler(HermesHandler):
         path = self.get_query_argument("notebook_path", None)
         if path is not None:
             rows = [r for r in rows if r.get("notebook_path") == path]
-        self.answer({"sessions": rows})
+        self.answer(rows)  # a JSON list, newest first, as CONTRACT §6 and jupyter_server's own /api/sessions
 
     @web.authenticated
     @authorized

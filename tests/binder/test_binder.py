@@ -65,7 +65,7 @@ async def test_demo_notebook_runs_on_a_fresh_binder_build(binder: BinderEnv, lab
         status = lab.get(f"hermes/api/runs/{run['run_id']}").json()
         assert status["status"] == "completed" and status["last_seq"] == run["seq"]
     # Binder's defaults: the demo agent, state under ~/.hermes/jupyter.
-    sessions = lab.get("hermes/api/sessions").json()["sessions"]
+    sessions = lab.get("hermes/api/sessions").json()
     assert {o["data"][RUN_MIME]["session_id"] for o in outputs} <= {s["session_id"] for s in sessions}
     assert {s.get("backend") for s in sessions} == {"demo"}
     assert list((lab.home / ".hermes" / "jupyter" / "sessions").glob("*.json"))

@@ -80,7 +80,7 @@ async def test_a_users_token_is_refused_on_another_users_server(hub: HubProcess)
     bob.wait_status(run_id, "completed")
     session = bob.call("GET", f"sessions/{sid}").json()
     assert session["title"] == "bob's" and [m["role"] for m in session["messages"]] == ["user", "assistant"]
-    assert sid not in {row["session_id"] for row in api(hub, "alice").call("GET", "sessions").json()["sessions"]}
+    assert sid not in {row["session_id"] for row in api(hub, "alice").call("GET", "sessions").json()}
 
 
 async def test_the_agent_process_never_sees_the_hub_token(hub: HubProcess) -> None:

@@ -112,7 +112,7 @@ def test_new_and_named_sessions(shell: InteractiveShell, server: ServerProcess) 
     shell.run_cell_magic("hermes", "--session=Project", "count to 2")  # "Project X" is not "Project"
     assert magics(shell).session_id != named
     shell.run_cell_magic("hermes", "--session Project", "count to 2")
-    titles = {s["session_id"]: s["title"] for s in server.api("GET", "sessions")["sessions"]}
+    titles = {s["session_id"]: s["title"] for s in server.api("GET", "sessions")}
     assert titles[magics(shell).session_id] == "Project"
 
 

@@ -26,9 +26,9 @@ async def test_session_crud(api: HermesClient) -> None:
     assert second["notebook_path"] == "nb/a.ipynb" and second["kernel_id"] == "k1"
     code, listing = await api.call("GET", "sessions")
     assert code == 200
-    assert [s["session_id"] for s in listing["sessions"]][:2] == [second["session_id"], first["session_id"]]
+    assert [s["session_id"] for s in listing][:2] == [second["session_id"], first["session_id"]]
     code, filtered = await api.call("GET", "sessions", notebook_path="nb/a.ipynb")
-    assert [s["session_id"] for s in filtered["sessions"]] == [second["session_id"]]
+    assert [s["session_id"] for s in filtered] == [second["session_id"]]
     code, renamed = await api.call("PATCH", "sessions", first["session_id"], body={"title": "renamed"})
     assert code == 200 and renamed["title"] == "renamed"
     code, full = await api.call("GET", "sessions", first["session_id"])
