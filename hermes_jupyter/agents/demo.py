@@ -59,7 +59,7 @@ def demo_script(message: str, max_count: int) -> Iterator[Step]:
         for word in ["There", " are", " two", " files:", " `data.csv`", " and", " `notes.md`."]:
             yield "token", {"text": word}
         return
-    if "approval" in message.lower():
+    if "ask for approval" in message.lower():
         yield from _words("I would like to clean the scratch folder; that needs your approval.")
         yield "tool", {"tid": "demo-approval-1", "name": "terminal", "args": {"command": DANGEROUS},
                        "preview": DANGEROUS}
