@@ -47,3 +47,19 @@ test('sessions sort newest first', () => {
   ]);
   assert.deepEqual(sorted.map(s => s.session_id), ['b', 'c', 'a']);
 });
+
+test('a settled approval card keeps how it was answered', () => {
+  const rows = sessionRows({
+    session_id: 's',
+    messages: [
+      { role: 'user', content: 'clean up' },
+      { role: 'assistant', content: 'May I?' }
+    ],
+    tool_calls: [
+      { name: 'approval', tid: 'a1', done: true, is_error: false, choice: 'allow_once', reason: 'answered', assistant_msg_idx: 1, _run_id: 'r1' }
+    ]
+  } as any);
+  const card = rows.find(r => r.kind === 'tool') as any;
+  assert.equal(card.approval.choice, 'allow_once');
+  assert.equal(card.approval.runId, 'r1');
+});

@@ -132,6 +132,11 @@ export interface IToolCallRow {
   is_error?: boolean;
   duration?: number | null;
   assistant_msg_idx?: number;
+  /** Approval cards (`name: "approval"`): how it was answered. */
+  choice?: string;
+  reason?: string | null;
+  _run_id?: string;
+  _recovered_stream_id?: string;
 }
 
 /** A compact row of `GET sessions` (newest first). */

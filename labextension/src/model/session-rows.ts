@@ -83,7 +83,7 @@ export function messageRow(message: IMessageRow, id: string): DisplayRow | null 
 }
 
 function toolCardRow(card: IToolCallRow, id: string): IToolRow {
-  return {
+  const row: IToolRow = {
     kind: 'tool',
     id,
     tid: card.tid ?? id,
@@ -94,4 +94,15 @@ function toolCardRow(card: IToolCallRow, id: string): IToolRow {
     isError: card.is_error === true,
     duration: typeof card.duration === 'number' ? card.duration : null
   };
+  if (card.name === 'approval') {
+    // A settled approval: show how it was answered (a settled turn never waits for one).
+    row.approval = {
+      id: card.tid ?? id,
+      runId: card._run_id ?? card._recovered_stream_id ?? '',
+      options: [],
+      choice: card.choice ?? 'deny',
+      reason: card.reason ?? undefined
+    };
+  }
+  return row;
 }
