@@ -22,6 +22,9 @@ def test_pending_approval_is_answered_from_the_sidebar(lab: LabPage) -> None:
     lab.page.locator(f"{APPROVAL}[data-choice=allow_once]").first.wait_for(state="attached", timeout=30_000)
     assert "allowed" in lab.page.locator(f"{SIDEBAR} [data-tool-name=approval]").first.inner_text()
     lab.wait_idle()
+    lab.wait_transcript_rendered()
+    # Once settled, the card comes from the session's tool calls: it must still say how it was answered.
+    assert "allowed" in lab.page.locator(f"{SIDEBAR} [data-tool-name=approval]").first.inner_text()
     lab.screenshot("approval-answered")
     stored = lab.server.get(f"sessions/{session_id}").json()
     assert "Approved" in stored["messages"][-1]["content"]
