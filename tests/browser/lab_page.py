@@ -195,6 +195,11 @@ class LabPage:
         rows = self._row_count()
         self.page.fill(COMPOSER, text)
         self.page.press(COMPOSER, "Enter")
+        if self.page.input_value(COMPOSER) == text:
+            # The composer keeps the text when a keypress races a re-render right after a turn
+            # ended (nothing was sent); a person presses Enter again, and so do we, once.
+            self.page.wait_for_timeout(500)
+            self.page.press(COMPOSER, "Enter")
         # data-row-count counts every row, mounted or not (long transcripts are windowed).
         self.page.wait_for_function(
             "([sel, n]) => { const t = document.querySelector(sel);"

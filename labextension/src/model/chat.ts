@@ -71,7 +71,8 @@ export class ChatModel implements IDisposable {
     if (state === 'reconnecting') {
       return 'reconnecting';
     }
-    return this._follower && state !== 'failed' ? 'streaming' : 'idle';
+    // An ended run only waits for its settled session: the server is free for the next turn.
+    return this._follower && state !== 'failed' && state !== 'ended' ? 'streaming' : 'idle';
   }
 
   get runId(): string | null {
