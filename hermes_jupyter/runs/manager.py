@@ -10,11 +10,13 @@ interrupt, or, if the worker exits without settling, by last-resort recovery.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 from ..agents.base import AgentBackend, NotebookBinding, TurnRequest, TurnResult
 from ..events import APPERROR, CANCEL, DONE, INTERRUPTED_ERROR_TYPE
@@ -33,6 +35,7 @@ from .status import RunStatusIndex
 log = logging.getLogger(__name__)
 
 Lifecycle = Callable[[str, dict[str, Any]], None]
+T = TypeVar("T")
 
 
 class RunActive(RuntimeError):
@@ -80,6 +83,7 @@ class RunManager:
         checkpoint_interval_s: float = 15.0,
         heartbeat_s: float = 15.0,
         on_lifecycle: Lifecycle | None = None,
+        io_workers: int = 2,
     ) -> None:
         self.store = store
         self.journals = journals
@@ -96,6 +100,13 @@ class RunManager:
         self._runs: dict[str, Run] = {}
         self._generations: dict[str, int] = {}
         self._generation_lock = threading.Lock()
+        # Admission and settle I/O (fsyncs) run here: few threads, so a burst of them cannot crowd
+        # the event loop out of the GIL while it delivers other runs' events.
+        self.io = ThreadPoolExecutor(max_workers=io_workers, thread_name_prefix="hermes-io")
+
+    async def offload(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run blocking store or journal work on the manager's small I/O pool."""
+        return await asyncio.get_running_loop().run_in_executor(self.io, functools.partial(fn, *args, **kwargs))
 
     # -- admission --------------------------------------------------------------------------
     async def start_run(
@@ -116,7 +127,7 @@ class RunManager:
             raise Draining("the server is shutting down; no new runs")
         validate_id(session_id, "session id")
         loop = asyncio.get_running_loop()
-        run = await asyncio.to_thread(self._admit_run, session_id, message, attachments, notebook, prepare, loop)
+        run = await self.offload(self._admit_run, session_id, message, attachments, notebook, prepare, loop)
         run.task = loop.create_task(self._worker(run), name=f"hermes-run-{run.run_id}")
         self.on_lifecycle("run.started", self._describe(run))
         return run
@@ -206,7 +217,7 @@ class RunManager:
         finally:
             await self._stop_checkpoint(checkpoint)
             if run.state in ("running", "settling"):
-                await asyncio.to_thread(self._settle_last_resort, run)
+                await self.offload(self._settle_last_resort, run)
                 self._finish(run, "run.interrupted")
 
     async def _run_backend(self, run: Run) -> TurnResult | None:
@@ -228,7 +239,7 @@ class RunManager:
             return TurnResult(failed=True, error=f"{type(exc).__name__}: {exc}", error_type="backend_exception")
 
     async def _settle_result(self, run: Run, result: TurnResult) -> None:
-        lifecycle = await asyncio.to_thread(self._settle_result_sync, run, result)
+        lifecycle = await self.offload(self._settle_result_sync, run, result)
         self._finish(run, lifecycle)
 
     def _settle_result_sync(self, run: Run, result: TurnResult) -> str:
@@ -294,7 +305,7 @@ class RunManager:
     async def _checkpoint_loop(self, run: Run) -> None:
         while True:
             await asyncio.sleep(self.checkpoint_interval_s)
-            await asyncio.to_thread(self._checkpoint, run)
+            await self.offload(self._checkpoint, run)
 
     def _checkpoint(self, run: Run) -> None:
         """Persist the run's progress in the sidecar (the journal holds the output itself)."""
@@ -344,7 +355,7 @@ class RunManager:
         self.invalidate_generation(run.session_id)
         await self._stop_backend(run)
         try:
-            await asyncio.to_thread(self._settle_stopped_sync, run, kind, cause)
+            await self.offload(self._settle_stopped_sync, run, kind, cause)
         finally:
             self._finish(run, "run.cancelled" if kind == "cancel" else "run.interrupted")
         return True
@@ -418,7 +429,7 @@ class RunManager:
     async def undo(self, session_id: str) -> Session:
         """Remove the last turn (its user row and everything after it)."""
         validate_id(session_id, "session id")
-        return await asyncio.to_thread(self._undo_sync, session_id)
+        return await self.offload(self._undo_sync, session_id)
 
     def _undo_sync(self, session_id: str) -> Session:
         self.recovery.get_session(session_id)

@@ -120,7 +120,7 @@ class SessionRootHandler(HermesHandler):
         backend = _optional_str(body, "backend") or self.hermes.default_backend
         if backend not in self.hermes.allowed_backends:
             raise web.HTTPError(400, "%s", f"backend {backend!r} is not allowed here")
-        session = await asyncio.to_thread(
+        session = await self.hermes.manager.offload(
             self.hermes.store.create,
             title=_optional_str(body, "title", 200) or "New session", backend=backend,
             model=_optional_str(body, "model", 200), notebook_path=_optional_str(body, "notebook_path"),
@@ -136,7 +136,7 @@ class SessionHandler(HermesHandler):
     @authorized
     @api_errors
     async def get(self, session_id: str) -> None:
-        session = await asyncio.to_thread(self.hermes.recovery.get_session, self.sid(session_id))
+        session = await self.hermes.manager.offload(self.hermes.recovery.get_session, self.sid(session_id))
         self.answer(session.to_json())
 
     @web.authenticated
@@ -146,7 +146,7 @@ class SessionHandler(HermesHandler):
         title = _optional_str(self.json_body(), "title", 200)
         if not title or not title.strip():
             raise web.HTTPError(400, "%s", "title must be a non-empty string")
-        session = await asyncio.to_thread(self._rename, self.sid(session_id), title.strip())
+        session = await self.hermes.manager.offload(self._rename, self.sid(session_id), title.strip())
         self.answer(session.compact())
 
     def _rename(self, sid: str, title: str) -> Session:
@@ -164,7 +164,7 @@ class SessionHandler(HermesHandler):
         session = self.hermes.store.load(sid)
         if session.active_stream_id and self.hermes.live.is_live(session.active_stream_id):
             raise RunActive(f"session {sid} has a running turn; cancel it first")
-        await asyncio.to_thread(self._delete, sid)
+        await self.hermes.manager.offload(self._delete, sid)
         self.set_status(204)
         self.finish()
 
@@ -235,7 +235,7 @@ class RunEventsHandler(HermesHandler):
         after_seq = _int_arg(self, "after_seq", 0)
         limit = min(_int_arg(self, "limit", 1000), 10_000)
         status = self.hermes.manager.run_status(run_id)
-        result = await asyncio.to_thread(
+        result = await self.hermes.manager.offload(
             self.hermes.journals.read, status["session_id"], run_id, after_seq=after_seq, limit=limit
         )
         terminal = result.terminal is not None or (
@@ -294,7 +294,7 @@ class NotebookRecoverHandler(HermesHandler):
             )
         from ..notebook.recover import recover_notebook_file  # nbformat is only needed here
 
-        cells = await asyncio.to_thread(recover_notebook_file, full, self.hermes.state_dir)
+        cells = await self.hermes.manager.offload(recover_notebook_file, full, self.hermes.state_dir)
         self.answer({"path": path, "cells_recovered": cells})
 
 
