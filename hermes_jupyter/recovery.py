@@ -326,20 +326,26 @@ def clear_pending(session: Session) -> None:
     session.pending_started_at = None
 
 
+def pending_user_row(session: Session, **tags: Any) -> dict[str, Any]:
+    """The pending prompt as a user row: its text, the time it was sent, its attachments, and `tags`."""
+    started = _valid_ts(session.pending_started_at)
+    row: dict[str, Any] = {
+        "role": "user",
+        "content": session.pending_user_message or "",
+        "timestamp": int(started if started is not None else time.time()),
+        **tags,
+    }
+    if session.pending_attachments:
+        row["attachments"] = list(session.pending_attachments)
+    return row
+
+
 def append_recovered_user_turn(session: Session) -> int:
     """Restore the pending prompt as a `_recovered` user row (also into the model's context).
 
     If the tail already is this prompt, only the context is mirrored.
     """
-    started = _valid_ts(session.pending_started_at)
-    row: dict[str, Any] = {
-        "role": "user",
-        "content": session.pending_user_message,
-        "timestamp": int(started if started is not None else time.time()),
-        "_recovered": True,
-    }
-    if session.pending_attachments:
-        row["attachments"] = list(session.pending_attachments)
+    row = pending_user_row(session, _recovered=True)
     messages = session.messages
     tail = messages[-1] if messages else None
     if not (tail and tail.get("role") == "user" and tail.get("content") == row["content"]):

@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import markers
 from ..events import JournalRow
-from ..recovery import clear_pending
+from ..recovery import clear_pending, pending_user_row
 from ..store import Session, SessionStore
 from ..transcript import Fold, append_to_context
 
@@ -23,13 +23,7 @@ log = logging.getLogger(__name__)
 
 def append_user_turn(session: Session, run_id: str) -> int:
     """The pending prompt as the turn's user row (in the transcript and the model's context)."""
-    started = session.pending_started_at or time.time()
-    row: dict[str, Any] = {
-        "role": "user", "content": session.pending_user_message or "",
-        "timestamp": int(started), "_run_id": run_id,
-    }
-    if session.pending_attachments:
-        row["attachments"] = list(session.pending_attachments)
+    row = pending_user_row(session, _run_id=run_id)
     session.messages.append(row)
     append_to_context(session, row)
     return len(session.messages) - 1

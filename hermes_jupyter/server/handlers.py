@@ -6,7 +6,6 @@ Domain exceptions are mapped to HTTP status codes in one place (`api_errors`).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 from pathlib import Path
