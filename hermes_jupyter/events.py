@@ -6,7 +6,9 @@ once; everything else imports them.
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, TypedDict
+from typing import Any, Final, Literal
+
+import msgspec
 
 TOKEN: Final = "token"
 REASONING: Final = "reasoning"
@@ -37,20 +39,57 @@ TerminalState = Literal[
 INTERRUPTED_ERROR_TYPE: Final = "interrupted"
 
 
-class JournalRow(TypedDict):
-    """One line of `runs/<sid>/<run_id>.jsonl`."""
+class JournalRow(msgspec.Struct, kw_only=True, frozen=True, gc=False):
+    """One line of `runs/<sid>/<run_id>.jsonl` (CONTRACT §3).
 
-    version: int
+    A typed record, not a dict: the decoder checks every field's type in C as it
+    parses (seq a real int, payload an object), which is most of the identity
+    check and what lets recovery read 10k rows in a few milliseconds. Fields a
+    foreign writer may leave out have defaults; unknown fields are ignored.
+    """
+
+    version: int = 1
     event_id: str
     seq: int
     run_id: str
     session_id: str
     event: str
-    type: str
-    created_at: float
-    terminal: bool
-    terminal_state: TerminalState | None
+    type: str = ""
+    created_at: float | None = None
+    terminal: bool | None = False
+    terminal_state: str | None = None
     payload: dict[str, Any]
+
+
+_ROW_DECODER = msgspec.json.Decoder(JournalRow)
+_ENCODER = msgspec.json.Encoder()
+
+
+def decode_row(line: bytes) -> JournalRow:
+    """One JSON line as a row. Raises `msgspec.ValidationError` (JSON of the wrong shape) or
+    `msgspec.DecodeError` (not JSON)."""
+    return _ROW_DECODER.decode(line)
+
+
+def decode_lines(lines: bytes | memoryview) -> list[JournalRow]:
+    """Newline-delimited rows in one C pass, without copying them; raises like `decode_row` if any line fails."""
+    return _ROW_DECODER.decode_lines(lines)
+
+
+def encode_row(row: JournalRow) -> bytes:
+    """The row as one JSON object, keys in envelope order (what the writer writes)."""
+    return _ENCODER.encode(row)
+
+
+def rows_from_json(items: Any) -> list[JournalRow]:
+    """Rows from already-parsed JSON (an HTTP page, a WebSocket message); items of the wrong shape are dropped."""
+    rows: list[JournalRow] = []
+    for item in items if isinstance(items, list) else ():
+        try:
+            rows.append(msgspec.convert(item, JournalRow))
+        except msgspec.ValidationError:
+            continue
+    return rows
 
 
 def terminal_state_for(event: str, payload: dict[str, Any]) -> TerminalState | None:
@@ -73,23 +112,16 @@ def terminal_state_for(event: str, payload: dict[str, Any]) -> TerminalState | N
     return "errored"
 
 
-def row_owns_run(row: Any, session_id: str, run_id: str) -> bool:
-    """True if `row` is a well-formed row of this session's run.
+def row_owns_run(row: JournalRow, session_id: str, run_id: str) -> bool:
+    """True if `row` is a row of this session's run.
 
-    A file's path is not proof of ownership: seq must be a real int >= 1 and the
-    envelope must name this session and run, with `event_id == run_id:seq`.
+    A file's path is not proof of ownership: seq must be >= 1 and the envelope
+    must name this session and run, with `event_id == run_id:seq` (the decoder
+    already checked the types).
     """
-    if not isinstance(row, dict):
-        return False
-    seq = row.get("seq")
-    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
-        return False
-    if not isinstance(row.get("event"), str) or not isinstance(row.get("payload"), dict):
-        return False
     return (
-        row.get("session_id") == session_id
-        and row.get("run_id") == run_id
-        and row.get("event_id") == f"{run_id}:{seq}"
+        row.seq >= 1 and row.session_id == session_id and row.run_id == run_id
+        and row.event_id == f"{run_id}:{row.seq}"
     )
 
 
@@ -102,9 +134,9 @@ def authoritative_terminal(rows: list[JournalRow]) -> JournalRow | None:
     fallback: JournalRow | None = None
     row: JournalRow
     for row in reversed(rows):
-        if row.get("terminal") is not True:
+        if row.terminal is not True:
             continue
-        if row["event"] != STREAM_END:
+        if row.event != STREAM_END:
             return row
         if fallback is None:
             fallback = row

@@ -28,7 +28,7 @@ class Evidence:
 
     @property
     def completed(self) -> bool:
-        return self.terminal is not None and self.terminal.get("terminal_state") == "completed"
+        return self.terminal is not None and self.terminal.terminal_state == "completed"
 
     @property
     def has_visible_output(self) -> bool:
@@ -48,7 +48,7 @@ class Evidence:
 
 
 def _visible(row: JournalRow) -> bool:
-    event, payload = row["event"], row["payload"]
+    event, payload = row.event, row.payload
     if event == "token":
         return bool(payload.get("text"))
     if event == "reasoning":
@@ -75,7 +75,7 @@ def read_evidence(journals: Journals, session_id: str, run_id: str) -> Evidence:
         )
     terminal = events.authoritative_terminal(rows)
     if terminal is not None and stats.foreign_terminal_after is not None:
-        if stats.foreign_terminal_after >= terminal["seq"]:
+        if stats.foreign_terminal_after >= terminal.seq:
             terminal = None  # later terminal evidence exists but is not ours: trust neither
     return Evidence(
         rows=rows, exists=True, terminal=terminal, writer_alive=journals.writer_alive(session_id, run_id)
@@ -94,9 +94,9 @@ class TerminalError:
 def recoverable_terminal_error(evidence: Evidence, session_id: str, run_id: str) -> TerminalError | None:
     """The journaled error row of a run whose error settle could not be saved, if its identity holds."""
     row = evidence.terminal
-    if row is None or row["event"] != events.APPERROR or row.get("type") != events.APPERROR:
+    if row is None or row.event != events.APPERROR or row.type != events.APPERROR:
         return None
-    payload = row["payload"]
+    payload = row.payload
     embedded = payload.get("session")
     if payload.get("session_id") != session_id or not isinstance(embedded, dict):
         return None
@@ -109,7 +109,7 @@ def recoverable_terminal_error(evidence: Evidence, session_id: str, run_id: str)
     message = _last_error_after_last_user(embedded.get("messages"))
     if message is None:
         return None
-    return TerminalError(event_id=row["event_id"], stream_id=run_id, message=message)
+    return TerminalError(event_id=row.event_id, stream_id=run_id, message=message)
 
 
 def _last_error_after_last_user(messages: Any) -> dict[str, Any] | None:

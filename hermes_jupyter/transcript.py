@@ -194,12 +194,12 @@ class Fold:
     def feed(self, rows: Iterable[JournalRow]) -> bool:
         parts = self._parts
         for row in rows:
-            if row["event"] == "token":  # the hot path: most rows are plain text deltas
-                text = row["payload"].get("text")
+            if row.event == "token":  # the hot path: most rows are plain text deltas
+                text = row.payload.get("text")
                 if isinstance(text, str) and text:
                     parts.append(text)
                     if self._first_ts is None:
-                        self._first_ts = row.get("created_at")
+                        self._first_ts = row.created_at
                 continue
             self.feed_row(row)
         self.flush()
@@ -211,7 +211,7 @@ class Fold:
         return self.output
 
     def feed_row(self, row: JournalRow) -> None:
-        event, payload = row["event"], row["payload"]
+        event, payload = row.event, row.payload
         if event in ("token", "reasoning"):
             text = payload.get("text")
             if text is None and event == "reasoning":
@@ -219,7 +219,7 @@ class Fold:
             if isinstance(text, str) and text:
                 (self._parts if event == "token" else self._reasoning).append(text)
                 if self._first_ts is None:
-                    self._first_ts = row.get("created_at")
+                    self._first_ts = row.created_at
         elif event == "interim_assistant":
             self._interim(payload)
         elif event == "tool":
@@ -228,7 +228,7 @@ class Fold:
             self._tool_complete(payload)
         elif event == "approval":
             self._approval(row)
-        elif row.get("terminal") is True:
+        elif row.terminal is True:
             self.flush()
 
     def _interim(self, payload: dict[str, Any]) -> None:
@@ -305,7 +305,7 @@ class Fold:
         return self._current
 
     def _tool(self, row: JournalRow) -> None:
-        payload = row["payload"]
+        payload = row.payload
         name = str(payload.get("name") or "tool")
         tid = payload.get("tid")
         preview = payload.get("preview")
@@ -316,7 +316,7 @@ class Fold:
             return
         card: dict[str, Any] = {
             "name": name, "preview": preview, "snippet": preview,
-            "tid": str(tid) if tid else f"journal-{row['seq']}", "assistant_msg_idx": anchor,
+            "tid": str(tid) if tid else f"journal-{row.seq}", "assistant_msg_idx": anchor,
             "args": cut_args(payload.get("args") or {}), "done": False, "is_error": False,
         }
         card.update(self._tags())
@@ -327,8 +327,8 @@ class Fold:
 
     def _approval(self, row: JournalRow) -> None:
         """An approval is shown as a card of its own: what was asked, and how it was answered."""
-        payload = row["payload"]
-        approval_id = str(payload.get("approval_id") or f"journal-{row['seq']}")
+        payload = row.payload
+        approval_id = str(payload.get("approval_id") or f"journal-{row.seq}")
         if payload.get("status") == "pending":
             card: dict[str, Any] = {
                 "name": "approval", "preview": payload.get("description"), "snippet": payload.get("description"),

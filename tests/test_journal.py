@@ -6,8 +6,10 @@ import json
 import os
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from hermes_jupyter import events
 from hermes_jupyter.journal import DURABILITY_POLICIES, JournalBusy, Journals, RunJournal, read
 
 SID, RUN = "sid_1", "run_1"
@@ -34,8 +36,9 @@ def test_rows_follow_the_contract_envelope(journals: Journals) -> None:
         "event": "token", "type": "token", "created_at": rows[0]["created_at"],
         "terminal": False, "terminal_state": None, "payload": {"text": "hé"},
     }
-    assert appended.row == rows[0]
+    assert msgspec.to_builtins(appended.row) == rows[0]
     assert json.loads(appended.line) == rows[0]
+    assert events.encode_row(appended.row) + b"\n" == appended.line  # a replayed row reads as the live one did
     assert rows[1]["terminal"] is True and rows[1]["terminal_state"] == "completed"
 
 
@@ -43,8 +46,8 @@ def test_seq_is_gapless_across_reopen(journals: Journals) -> None:
     for i in range(3):
         journals.append(SID, RUN, "token", {"text": str(i)})
     journals.close_writer(SID, RUN)
-    assert journals.append(SID, RUN, "token", {"text": "again"}).row["seq"] == 4
-    assert [r["seq"] for r in journals.read(SID, RUN).rows] == [1, 2, 3, 4]
+    assert journals.append(SID, RUN, "token", {"text": "again"}).row.seq == 4
+    assert [r.seq for r in journals.read(SID, RUN).rows] == [1, 2, 3, 4]
 
 
 def test_torn_last_line_is_skipped_and_does_not_swallow_the_next_append(journals: Journals) -> None:
@@ -55,12 +58,12 @@ def test_torn_last_line_is_skipped_and_does_not_swallow_the_next_append(journals
     with open(path, "ab") as fh:
         fh.write(b'{"version":1,"event_id":"run_1:3","seq":3,"run_id":"run_1","sess')
     result = journals.read(SID, RUN)
-    assert [r["seq"] for r in result.rows] == [1, 2]
+    assert [r.seq for r in result.rows] == [1, 2]
     assert result.stats.malformed == 1
     row = journals.append(SID, RUN, "token", {"text": "c"}).row
-    assert row["seq"] == 3
+    assert row.seq == 3
     result = journals.read(SID, RUN)
-    assert [r["payload"]["text"] for r in result.rows] == ["a", "b", "c"]
+    assert [r.payload["text"] for r in result.rows] == ["a", "b", "c"]
     assert result.stats.malformed == 0  # the writer cut the fragment before appending
     assert path.read_bytes().count(b"\n") == 3
 
@@ -71,9 +74,9 @@ def test_complete_row_missing_only_its_newline_counts_as_torn(journals: Journals
     journals.close_writer(SID, RUN)
     path = journals.path(SID, RUN)
     path.write_bytes(path.read_bytes()[:-1])  # cut the newline of row 2
-    assert [r["seq"] for r in journals.read(SID, RUN).rows] == [1]
-    assert journals.append(SID, RUN, "token", {"text": "c"}).row["seq"] == 2
-    assert [r["payload"]["text"] for r in journals.read(SID, RUN).rows] == ["a", "c"]
+    assert [r.seq for r in journals.read(SID, RUN).rows] == [1]
+    assert journals.append(SID, RUN, "token", {"text": "c"}).row.seq == 2
+    assert [r.payload["text"] for r in journals.read(SID, RUN).rows] == ["a", "c"]
     assert line.endswith(b"\n")
 
 
@@ -96,19 +99,37 @@ def test_foreign_and_malformed_rows_are_skipped_and_counted(journals: Journals) 
             fh.write(json.dumps(row) + "\n")
         fh.write("{not json}\n")
     result = journals.read(SID, RUN)
-    assert [r["payload"]["text"] for r in result.rows] == ["mine"]
+    assert [r.payload["text"] for r in result.rows] == ["mine"]
     assert result.stats.foreign == len(forged)
     assert result.stats.malformed == 1
+
+
+def test_a_wrongly_shaped_row_is_foreign_at_its_place_and_the_rows_around_it_are_kept(journals: Journals) -> None:
+    """A chunk holding one bad line is decoded line by line: order, counts and terminal claims stay exact."""
+    for text in ("a", "b"):
+        journals.append(SID, RUN, "token", {"text": text})
+    journals.close_writer(SID, RUN)
+    path = journals.path(SID, RUN)
+    good = _lines(path)[0]
+    claim = {**good, "seq": 3.0, "event_id": f"{RUN}:3", "event": "done", "terminal": True}
+    with open(path, "a") as fh:
+        fh.write(json.dumps(claim) + "\n\n")
+    journals.append(SID, RUN, "token", {"text": "c"})
+    result = journals.read(SID, RUN)
+    assert [(r.seq, r.payload["text"]) for r in result.rows] == [(1, "a"), (2, "b"), (3, "c")]
+    assert (result.stats.foreign, result.stats.malformed) == (1, 0)
+    assert result.stats.foreign_terminal_after == 2
+    assert result.terminal is None
 
 
 def test_cursor_reads_after_seq_with_limit(journals: Journals) -> None:
     for i in range(10):
         journals.append(SID, RUN, "token", {"text": str(i)})
     page = journals.read(SID, RUN, after_seq=3, limit=4)
-    assert [r["seq"] for r in page.rows] == [4, 5, 6, 7]
+    assert [r.seq for r in page.rows] == [4, 5, 6, 7]
     assert page.next_seq == 7
     rest = journals.read(SID, RUN, after_seq=page.next_seq)
-    assert [r["seq"] for r in rest.rows] == [8, 9, 10]
+    assert [r.seq for r in rest.rows] == [8, 9, 10]
     assert journals.read(SID, RUN, after_seq=10).rows == []
 
 
@@ -117,10 +138,10 @@ def test_huge_payload_is_truncated_with_a_flag(tmp_path: Path) -> None:
     row = journals.append(SID, RUN, "tool_complete", {"tid": "t1", "preview": "x" * 100_000, "is_error": False}).row
     size = journals.path(SID, RUN).stat().st_size
     assert size < 4096 + 512
-    assert row["payload"]["_truncated"] is True
-    assert row["payload"]["_original_bytes"] > 100_000
-    assert row["payload"]["tid"] == "t1"
-    assert journals.read(SID, RUN).rows[0]["payload"]["_truncated"] is True
+    assert row.payload["_truncated"] is True
+    assert row.payload["_original_bytes"] > 100_000
+    assert row.payload["tid"] == "t1"
+    assert journals.read(SID, RUN).rows[0].payload["_truncated"] is True
     journals.close()
 
 
@@ -142,7 +163,7 @@ def test_summary_reads_the_tail_for_last_seq_and_terminal(journals: Journals) ->
     journals.append(SID, RUN, "cancel", {"message": "stop"})
     summary = journals.summary(SID, RUN)
     assert summary.last_seq == 6
-    assert summary.terminal is not None and summary.terminal["terminal_state"] == "interrupted-by-user"
+    assert summary.terminal is not None and summary.terminal.terminal_state == "interrupted-by-user"
 
 
 def test_invalid_ids_and_event_names_are_refused(journals: Journals) -> None:

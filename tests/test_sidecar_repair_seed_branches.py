@@ -182,7 +182,7 @@ class TestNonEmptyMessagesPendingCleared:
         )
         hermes_core.store.evict(sid)
         recovered = hermes_core.recovery.get_session(sid)
-        current_errors = [m for m in recovered.messages if m.get("_recovered_event_id") == terminal_event["event_id"]]
+        current_errors = [m for m in recovered.messages if m.get("_recovered_event_id") == terminal_event.event_id]
         assert [m["content"] for m in current_errors] == [terminal_message["content"]]
         current_error_idx = recovered.messages.index(current_errors[0])
         current_user_idx = max(
@@ -269,7 +269,7 @@ class TestNonEmptyMessagesPendingCleared:
             assert first_message["content"] not in error_contents
         else:
             assert error_contents == [expected_error]
-            expected_event_id = later_terminal["event_id"] if later_terminal is not None else first_terminal["event_id"]
+            expected_event_id = later_terminal.event_id if later_terminal is not None else first_terminal.event_id
             assert recovered.messages[-1].get("_recovered_event_id") == expected_event_id
 
     def test_late_gateway_terminal_journal_replaces_pending_retry_marker(self, hermes_core: Core) -> None:
@@ -285,7 +285,7 @@ class TestNonEmptyMessagesPendingCleared:
         recovered = hermes_core.recovery.get_session(sid)
         assert all(m.get("_pending_journal_recovery") is not True for m in recovered.messages)
         assert all(m.get("type") != "interrupted" for m in recovered.messages)
-        assert recovered.messages[-1].get("_recovered_event_id") == terminal_event["event_id"]
+        assert recovered.messages[-1].get("_recovered_event_id") == terminal_event.event_id
         assert recovered.messages[-1]["content"] == terminal_message["content"]
 
     def test_journal_recovery_restores_reasoning_only_as_display_metadata(self, hermes_core: Core) -> None:

@@ -101,7 +101,7 @@ class Journals:
             size = os.fstat(fd).st_size
             tail = _tail_rows(fd, size, session_id, run_id)
             # The last chunk usually holds the last row; only a huge last row needs the wider scan.
-            last_seq = tail[-1]["seq"] if tail else _scan_tail(fd, session_id, run_id)[0]
+            last_seq = tail[-1].seq if tail else _scan_tail(fd, session_id, run_id)[0]
         finally:
             os.close(fd)
         return RunSummary(True, size, last_seq, events.authoritative_terminal(tail))

@@ -10,6 +10,7 @@ from pathlib import Path
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+import msgspec
 import orjson
 
 from .. import events
@@ -55,22 +56,23 @@ def _scan_tail(fd: int, session_id: str, run_id: str) -> tuple[int, bool]:
         for raw in reversed(lines):
             row = _parse(raw)
             if row is not None and events.row_owns_run(row, session_id, run_id):
-                return int(row["seq"]), torn
+                return row.seq, torn
         if start == 0:
             return 0, torn
         chunk *= 4
 
 
-def _parse(raw: bytes) -> Any:
+def _parse(raw: bytes) -> JournalRow | None:
+    """One line as a row, or None if it is blank, not JSON, or not shaped like a row."""
     if not raw.strip():
         return None
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        return events.decode_row(raw)
+    except msgspec.DecodeError:  # includes ValidationError
         return None
 
 
-_READ_CHUNK = 1 << 20
+_READ_CHUNK = 1 << 20  # a page near the start of a long journal decodes one chunk, not the file
 
 
 def iter_rows(
@@ -80,13 +82,14 @@ def iter_rows(
 
     Raises FileNotFoundError if the journal does not exist (callers tell "not yet
     written" from "empty"). A last line without its newline is a torn write and
-    is skipped like any malformed line. One streaming pass: the file is parsed a
-    chunk at a time, whole chunks at once when every line in them is valid JSON.
+    is skipped like any malformed line. One streaming pass: the file is decoded a
+    chunk at a time, a whole chunk in one C call when every line in it is a
+    well-shaped row (typed by `JournalRow`), else line by line.
     """
     check = _RowCheck(session_id, run_id, after_seq, stats if stats is not None else ReadStats())
     with open(path, "rb") as fh:
         for parsed in _parsed_chunks(fh, check.stats):
-            yield from check.valid(parsed)
+            yield from check.valid_chunk(parsed)
 
 
 def read_rows(
@@ -97,13 +100,14 @@ def read_rows(
     rows: list[JournalRow] = []
     with open(path, "rb") as fh:
         for parsed in _parsed_chunks(fh, check.stats):
-            rows.extend(check.valid(parsed))
+            rows.extend(check.valid_chunk(parsed))
     return rows
 
 
 class _RowCheck:
-    """The identity check of rows, in order: seq a real int, strictly increasing, and the envelope
-    naming this session and run with `event_id == run_id:seq`. Foreign rows are counted, never kept."""
+    """The identity check of decoded rows, in order: seq strictly increasing (so >= 1), and the
+    envelope naming this session and run with `event_id == run_id:seq`. The decoder has
+    already checked the types. Foreign rows are counted, never kept."""
 
     def __init__(self, session_id: str, run_id: str, after_seq: int, stats: ReadStats) -> None:
         self.session_id = session_id
@@ -113,26 +117,18 @@ class _RowCheck:
         self.stats = stats
         self.last_valid = 0
 
-    def valid(self, parsed: list[Any]) -> list[JournalRow]:
+    def valid(self, parsed: list[JournalRow]) -> list[JournalRow]:
         out: list[JournalRow] = []
         keep = out.append
         prefix, run_id, session_id, after_seq = self.prefix, self.run_id, self.session_id, self.after_seq
         last_valid = self.last_valid
         for row in parsed:
-            try:
-                seq = row["seq"]
-                valid = (
-                    type(seq) is int and seq > last_valid
-                    and row["event_id"] == prefix + str(seq)
-                    and row["run_id"] == run_id and row["session_id"] == session_id
-                    and type(row["event"]) is str and type(row["payload"]) is dict
-                )
-            except (KeyError, TypeError):
-                valid = False
-            if not valid:
-                self.stats.foreign += 1
-                if type(row) is dict and row.get("terminal") is True:
-                    self.stats.foreign_terminal_after = last_valid
+            seq = row.seq
+            if not (
+                seq > last_valid and row.event_id == prefix + str(seq)
+                and row.run_id == run_id and row.session_id == session_id
+            ):
+                self._foreign(row.terminal is True, last_valid)
                 continue
             last_valid = seq
             if seq > after_seq:
@@ -140,21 +136,49 @@ class _RowCheck:
         self.last_valid = last_valid
         return out
 
+    def _foreign(self, claims_terminal: bool, last_valid: int) -> None:
+        self.stats.foreign += 1
+        if claims_terminal:
+            self.stats.foreign_terminal_after = last_valid
 
-def _parsed_chunks(fh: Any, stats: ReadStats) -> Iterator[list[Any]]:
+    def valid_chunk(self, chunk: _Chunk) -> list[JournalRow]:
+        """Check a parsed chunk; its rows of the wrong shape count as foreign at their place in order."""
+        if not chunk.shapeless:
+            return self.valid(chunk.rows)
+        out: list[JournalRow] = []
+        start = 0
+        for at, claims_terminal in chunk.shapeless:
+            out.extend(self.valid(chunk.rows[start:at]))
+            self._foreign(claims_terminal, self.last_valid)
+            start = at
+        out.extend(self.valid(chunk.rows[start:]))
+        return out
+
+
+@dataclass(slots=True)
+class _Chunk:
+    """Decoded rows of a block of lines, and where JSON of the wrong shape sat among them:
+    `(index into rows, whether it claimed to be terminal)`."""
+
+    rows: list[JournalRow]
+    shapeless: list[tuple[int, bool]] = field(default_factory=list)
+
+
+def _parsed_chunks(fh: Any, stats: ReadStats) -> Iterator[_Chunk]:
     """Parse a JSONL stream in chunks of whole lines; malformed lines are counted and dropped."""
     carry = b""
     while True:
         block = fh.read(_READ_CHUNK)
         if not block:
             break
-        block = carry + block
+        if carry:
+            block = carry + block
         cut = block.rfind(b"\n")
         if cut < 0:
             carry = block
             continue
         carry = block[cut + 1:]
-        yield _parse_lines(block[:cut], stats)
+        yield _parse_lines(memoryview(block)[: cut + 1], stats)
     if carry.strip():
         stats.malformed += 1  # torn last line
 
@@ -174,21 +198,33 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _parse_lines(chunk: bytes, stats: ReadStats) -> list[Any]:
+def _parse_lines(chunk: memoryview, stats: ReadStats) -> _Chunk:
+    """Decode a block of whole lines: in one C pass when every line is a well-shaped row, else line by line."""
     with gc_paused():
         try:
-            return orjson.loads(b"[" + chunk.replace(b"\n", b",") + b"]")  # type: ignore[no-any-return]
-        except orjson.JSONDecodeError:
+            return _Chunk(events.decode_lines(chunk))
+        except msgspec.DecodeError:
             pass
-        rows = []
-        for raw in chunk.split(b"\n"):
-            row = _parse(raw)
-            if row is None:
-                if raw.strip():
-                    stats.malformed += 1
+        parsed = _Chunk([])
+        for raw in bytes(chunk).split(b"\n"):
+            if not raw.strip():
                 continue
-            rows.append(row)
-        return rows
+            try:
+                parsed.rows.append(events.decode_row(raw))
+            except msgspec.ValidationError:
+                parsed.shapeless.append((len(parsed.rows), _claims_terminal(raw)))
+            except msgspec.DecodeError:
+                stats.malformed += 1
+        return parsed
+
+
+def _claims_terminal(raw: bytes) -> bool:
+    """Whether JSON that is not a well-shaped row still says `"terminal": true` (so it may not be trusted)."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(value, dict) and value.get("terminal") is True
 
 
 def read(path: Path, session_id: str, run_id: str, *, after_seq: int = 0, limit: int | None = None) -> JournalRead:
@@ -202,8 +238,8 @@ def read(path: Path, session_id: str, run_id: str, *, after_seq: int = 0, limit:
             if limit is not None and len(rows) >= limit:
                 break
             rows.append(row)
-            last_seq = row["seq"]
-            if row["terminal"] is True:
+            last_seq = row.seq
+            if row.terminal is True:
                 terminal = row
     except FileNotFoundError:
         pass

@@ -179,11 +179,10 @@ class RunJournal:
                 self._dirty = True
                 assert self._committer is not None
                 self._committer.mark(self)
-        row: JournalRow = {
-            "version": 1, "event_id": f"{self.run_id}:{seq}", "seq": seq, "run_id": self.run_id,
-            "session_id": self.session_id, "event": event, "type": event, "created_at": ts,
-            "terminal": state is not None, "terminal_state": state, "payload": payload,
-        }
+        row = JournalRow(
+            event_id=f"{self.run_id}:{seq}", seq=seq, run_id=self.run_id, session_id=self.session_id,
+            event=event, type=event, created_at=ts, terminal=state is not None, terminal_state=state, payload=payload,
+        )
         return Appended(row, line)
 
     def _encode_payload(self, payload: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:

@@ -8,7 +8,6 @@ journal rows, read over a WebSocket that resumes from its cursor after a drop
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import queue
 import threading
@@ -18,7 +17,9 @@ from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
+import msgspec
 
+from .. import events
 from ..events import JournalRow
 
 API_PREFIX = "hermes/api/"
@@ -156,7 +157,10 @@ class HermesClient:
         return dict(self.request("GET", f"runs/{quote(run_id)}"))
 
     def events(self, run_id: str, after_seq: int = 0, limit: int = 1000) -> dict[str, Any]:
-        return dict(self.request("GET", f"runs/{quote(run_id)}/events", params={"after_seq": after_seq, "limit": limit}))
+        """A page of a run's rows: `{"events": [JournalRow, ...], "next_seq", "terminal"}`."""
+        page = dict(self.request("GET", f"runs/{quote(run_id)}/events", params={"after_seq": after_seq, "limit": limit}))
+        page["events"] = events.rows_from_json(page.get("events"))
+        return page
 
     def cancel(self, run_id: str) -> dict[str, Any]:
         return dict(self.request("POST", f"runs/{quote(run_id)}/cancel", body={}))
@@ -247,15 +251,13 @@ class RunStream:
         except BaseException as exc:  # handed to the reader thread, which raises it
             self._queue.put(exc)
 
-    def _accept(self, row: Any) -> bool:
+    def _accept(self, row: JournalRow | None) -> bool:
         """Queue a row if it is new; True when it was the terminal row."""
-        if not isinstance(row, dict) or row.get("type") == "heartbeat" or "seq" not in row:
+        if row is None or row.seq <= self.last_seq:
             return False
-        if row["seq"] <= self.last_seq:
-            return False
-        self.last_seq = row["seq"]
+        self.last_seq = row.seq
         self._queue.put(row)
-        return row.get("terminal") is True
+        return row.terminal is True
 
     async def _follow(self) -> None:
         failures = 0
@@ -304,7 +306,7 @@ class RunStream:
                 if message is None:
                     open_ = False
                     return False  # closed by the server or the network: reconnect from the cursor
-                if self._accept(json.loads(message)):
+                if self._accept(_row_of(message)):
                     return True
         except WebSocketClosedError:
             open_ = False
@@ -322,6 +324,14 @@ class RunStream:
         if not page.get("events"):
             await asyncio.sleep(self.poll_interval_s)
         return False
+
+
+def _row_of(message: str | bytes) -> JournalRow | None:
+    """A WebSocket message as a row; None for a heartbeat or anything else not shaped like a row."""
+    try:
+        return events.decode_row(message.encode() if isinstance(message, str) else message)
+    except msgspec.DecodeError:
+        return None
 
 
 async def _close(conn: Any, *, wait: bool, timeout_s: float = 2.0) -> None:

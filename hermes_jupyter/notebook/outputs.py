@@ -126,12 +126,12 @@ class RunOutput:
     def feed(self, rows: Iterable[JournalRow]) -> None:
         """Add rows in seq order; rows at or below the last seq are ignored (a resumed stream may repeat)."""
         for row in rows:
-            seq = row["seq"]
+            seq = row.seq
             if seq <= self.seq or self.terminal is not None:
                 continue
             self.seq = seq
             self._fold.feed_row(row)
-            if row.get("terminal") is True:
+            if row.terminal is True:
                 self.terminal = row
 
     def snapshot(self, status: str | None = None, *, cause: str = DEFAULT_DEAD_CAUSE) -> RunSnapshot:
@@ -142,8 +142,8 @@ class RunOutput:
         """
         segments = self._segments()
         if self.terminal is not None:
-            status = STATUS_OF_TERMINAL_STATE.get(str(self.terminal.get("terminal_state")), "errored")
-            payload = self.terminal["payload"]
+            status = STATUS_OF_TERMINAL_STATE.get(str(self.terminal.terminal_state), "errored")
+            payload = self.terminal.payload
             cause = str(payload.get("cause") or cause)
         else:
             status = status or RUNNING

@@ -56,7 +56,7 @@ class RunStatusIndex:
         sid = self.session_of(run_id)
         summary = self.journals.summary(sid, run_id)
         if summary.terminal is not None:
-            status = _STATUS.get(str(summary.terminal.get("terminal_state")), "errored")
+            status = _STATUS.get(str(summary.terminal.terminal_state), "errored")
         else:
             status = "interrupted"  # not live and never terminated: its worker is gone
         return {"run_id": run_id, "session_id": sid, "status": status, "last_seq": summary.last_seq}

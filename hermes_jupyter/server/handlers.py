@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Awaitable, Callable, TypeVar
 
+import msgspec
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
@@ -83,7 +84,7 @@ class HermesHandler(APIHandler):
 
     def answer(self, data: Any, status: int = 200) -> None:
         self.set_status(status)
-        self.finish(json.dumps(data, default=str))
+        self.finish(msgspec.json.encode(data, enc_hook=str))  # rows are structs
 
     def sid(self, session_id: str) -> str:
         return validate_id(session_id, "session id")

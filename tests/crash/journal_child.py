@@ -29,7 +29,7 @@ def main() -> None:
             row = writer.append("tool_complete", {"tid": f"t{i - 1}", "name": "terminal", "preview": str(i), "is_error": False})
         else:
             row = writer.append("token", {"text": f" {i}" + "x" * (i % 50)})
-        out.write(f"{row.row['seq']}\n")
+        out.write(f"{row.row.seq}\n")
         if i % 8 == 0:
             out.flush()
 

@@ -27,7 +27,7 @@ async def main(state: Path) -> None:
     print(session.session_id, run.run_id, flush=True)
     async for batch in manager.attach(run.run_id).batches():
         if not isinstance(batch, Heartbeat):
-            print(" ".join(str(a.row["seq"]) for a in batch), flush=True)
+            print(" ".join(str(a.row.seq) for a in batch), flush=True)
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ def test_killed_writer_leaves_a_gapless_journal_and_idempotent_recovery(tmp_path
         acked = kill_writer_at_random(state, sid, run, rng, durability=rng.choice(["batch", "every", "terminal"]))
 
         journals = Journals(state / "runs")
-        seqs = [row["seq"] for row in journals.read(sid, run).rows]
+        seqs = [row.seq for row in journals.read(sid, run).rows]
         assert seqs == list(range(1, len(seqs) + 1)), f"iteration {i}: gap in {seqs[-5:]}"
         assert len(seqs) >= acked, f"iteration {i}: acknowledged seq {acked} lost (journal has {len(seqs)})"
 
@@ -66,5 +66,5 @@ def test_killed_writer_leaves_a_gapless_journal_and_idempotent_recovery(tmp_path
         again = Recovery(SessionStore(state / "sessions"), journals, LiveRuns()).get_session(sid)
         assert again.to_json() == snapshot, f"iteration {i}: second recovery changed the session"
 
-        assert journals.append(sid, run, "token", {"text": "after"}).row["seq"] == len(seqs) + 1
+        assert journals.append(sid, run, "token", {"text": "after"}).row.seq == len(seqs) + 1
         journals.close()

@@ -78,8 +78,8 @@ def test_stream_resumes_from_its_cursor_without_loss_or_duplicates() -> None:
         stream = client.stream("run1").start()
         rows = drain(stream)
         client.close()
-    assert [r["seq"] for r in rows] == list(range(1, 51))
-    assert rows[-1]["terminal"] is True
+    assert [r.seq for r in rows] == list(range(1, 51))
+    assert rows[-1].terminal is True
     assert len(run.connects) >= 7 and run.connects[0] == 0
     assert run.connects == sorted(run.connects)  # every reconnect asked for the rows after the last one seen
 
@@ -91,7 +91,7 @@ def test_stream_falls_back_to_polling_when_websockets_are_refused() -> None:
         stream = RunStream(client, "run1", retry_delay_s=0.01).start()
         rows = drain(stream)
         client.close()
-    assert [r["seq"] for r in rows] == list(range(1, 24))
+    assert [r.seq for r in rows] == list(range(1, 24))
 
 
 def test_stream_of_a_dead_run_ends_without_a_terminal_row() -> None:
@@ -100,4 +100,4 @@ def test_stream_of_a_dead_run_ends_without_a_terminal_row() -> None:
         client = HermesClient(server.info)
         rows = drain(client.stream("run1", after_seq=3).start())
         client.close()
-    assert [r["seq"] for r in rows] == list(range(4, 13))
+    assert [r.seq for r in rows] == list(range(4, 13))

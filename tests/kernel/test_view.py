@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from hermes_jupyter.events import JournalRow, rows_from_json
 from hermes_jupyter.kernel.view import LiveCell
 from hermes_jupyter.notebook.outputs import RUN_MIME, WIDGET_MIME
 
-from ..kernel.flaky_stream_server import make_rows
+from ..kernel import flaky_stream_server
 
 
 class Clock:
@@ -36,6 +37,11 @@ class RecordingDisplay:
         assert kwargs == {"raw": True, "display_id": True}
         self.bundles.append(bundle)
         return Handle(self.bundles)
+
+
+def make_rows(n: int, *, terminal: bool = True) -> list[JournalRow]:
+    """The fake server's rows, decoded as the kernel client decodes them."""
+    return rows_from_json(flaky_stream_server.make_rows(n, terminal=terminal))
 
 
 def stream_through(cell: LiveCell, clock: Clock, n_rows: int, seconds: float) -> None:

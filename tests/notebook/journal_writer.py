@@ -38,7 +38,7 @@ def write_run(journals: Journals, session_id: str, run_id: str, events: list[Eve
     """Append `events`; returns the last seq. `keep_open` leaves the writer (and its lock) held, like a live run."""
     last = 0
     for event, payload in events:
-        last = journals.append(session_id, run_id, event, payload).row["seq"]
+        last = journals.append(session_id, run_id, event, payload).row.seq
     if not keep_open:
         journals.close_writer(session_id, run_id)
     return last

@@ -106,7 +106,7 @@ def test_incremental_snapshots_match_one_fold(hermes_core: Core) -> None:
         live.feed(rows[max(0, i - 2): i + 1])  # overlapping batches, like a reconnect with an old cursor
         live.snapshot()
     assert live.snapshot() == fold_rows(rows, "s1", "r1")
-    assert live.seq == rows[-1]["seq"]
+    assert live.seq == rows[-1].seq
 
 
 def test_live_snapshot_prefix_equals_final_text_prefix(hermes_core: Core) -> None:

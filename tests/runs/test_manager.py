@@ -30,8 +30,8 @@ async def test_demo_run_completes_into_the_transcript(hermes_engine: Engine) -> 
     session = hermes_engine.new_session()
     run = await hermes_engine.manager.start_run(session.session_id, "count to 20")
     rows = await collect(hermes_engine, run.run_id)
-    assert "".join(r["payload"].get("text", "") for r in rows) == " ".join(str(i) for i in range(1, 21))
-    assert rows[-1]["event"] == "done" and [r["seq"] for r in rows] == list(range(1, 22))
+    assert "".join(r.payload.get("text", "") for r in rows) == " ".join(str(i) for i in range(1, 21))
+    assert rows[-1].event == "done" and [r.seq for r in rows] == list(range(1, 22))
     await run.done.wait()
     saved = hermes_engine.core.recovery.get_session(session.session_id)
     assert [m["role"] for m in saved.messages] == ["user", "assistant"]
@@ -57,7 +57,7 @@ async def test_concurrent_observers_receive_identical_ordered_streams(hermes_eng
     session = hermes_engine.new_session()
     run = await hermes_engine.manager.start_run(session.session_id, "count to 300")
     streams = await asyncio.gather(*(collect(hermes_engine, run.run_id) for _ in range(5)))
-    seqs = [[r["seq"] for r in s] for s in streams]
+    seqs = [[r.seq for r in s] for s in streams]
     assert all(s == list(range(1, 302)) for s in seqs)
     assert all(s == streams[0] for s in streams)
 
@@ -69,7 +69,7 @@ async def test_observer_attached_mid_run_with_a_cursor_sees_no_gap(hermes_engine
         await asyncio.sleep(0.005)
     cursor = 37
     rows = await collect(hermes_engine, run.run_id, after_seq=cursor)
-    assert [r["seq"] for r in rows] == list(range(cursor + 1, 402))
+    assert [r.seq for r in rows] == list(range(cursor + 1, 402))
 
 
 async def test_observer_far_behind_the_window_reads_back_from_the_journal(hermes_core: Any) -> None:
@@ -81,7 +81,7 @@ async def test_observer_far_behind_the_window_reads_back_from_the_journal(hermes
     run = await engine.manager.start_run(session.session_id, "count to 2000")
     await run.done.wait()
     rows = await collect(engine, run.run_id, after_seq=3)
-    assert [r["seq"] for r in rows] == list(range(4, 2002))
+    assert [r.seq for r in rows] == list(range(4, 2002))
 
 
 async def test_a_stalled_observer_does_not_grow_memory(hermes_core: Any) -> None:
@@ -113,7 +113,7 @@ async def test_cancel_mid_stream_keeps_partial_output_and_frees_the_session(herm
     assert partial and partial[0]["content"].startswith("1 2 3")
     assert [m.get("type") for m in saved.messages if m.get("_error")] == ["cancelled"]
     journal = hermes_engine.core.journals.read(session.session_id, run.run_id)
-    assert journal.rows[-1]["event"] == "cancel" and journal.rows[-1]["terminal_state"] == "interrupted-by-user"
+    assert journal.rows[-1].event == "cancel" and journal.rows[-1].terminal_state == "interrupted-by-user"
     assert hermes_engine.manager.run_status(run.run_id)["status"] == "cancelled"
     await after.done.wait()
 
@@ -129,7 +129,7 @@ async def test_backend_that_raises_keeps_partial_output_and_journals_apperror(he
     assert [m["content"] for m in saved.messages[:2]] == ["boom", "half an answer"]
     assert saved.messages[-1]["_error"] is True and "model went away" in saved.messages[-1]["content"]
     last = hermes_engine.core.journals.read(session.session_id, run.run_id).rows[-1]
-    assert last["event"] == "apperror" and last["payload"]["terminal_session_persisted"] is True
+    assert last.event == "apperror" and last.payload["terminal_session_persisted"] is True
     assert hermes_engine.manager.run_status(run.run_id)["status"] == "errored"
 
 
@@ -156,15 +156,15 @@ async def test_backend_emitting_from_another_thread_is_delivered_in_order(hermes
     session = hermes_engine.new_session(backend="scripted")
     run = await hermes_engine.manager.start_run(session.session_id, "threads")
     rows = await collect(hermes_engine, run.run_id)
-    assert [r["seq"] for r in rows] == list(range(1, 502))
-    assert "".join(r["payload"].get("text", "") for r in rows[:-1]) == "".join(f"{i} " for i in range(500))
+    assert [r.seq for r in rows] == list(range(1, 502))
+    assert "".join(r.payload.get("text", "") for r in rows[:-1]) == "".join(f"{i} " for i in range(500))
 
 
 async def test_fifty_concurrent_runs_in_one_process(hermes_engine: Engine) -> None:
     sessions = [hermes_engine.new_session() for _ in range(50)]
     runs = [await hermes_engine.manager.start_run(s.session_id, "count to 100") for s in sessions]
     streams = await asyncio.gather(*(collect(hermes_engine, r.run_id) for r in runs))
-    assert all([r["seq"] for r in s] == list(range(1, 102)) for s in streams)
+    assert all([r.seq for r in s] == list(range(1, 102)) for s in streams)
     await asyncio.gather(*(r.done.wait() for r in runs))
     for s in sessions:
         saved = hermes_engine.core.store.load(s.session_id)
@@ -251,7 +251,7 @@ async def test_idle_observer_gets_heartbeats_then_the_rows(hermes_engine: Engine
     heartbeats = [b for b in items if isinstance(b, Heartbeat)]
     rows = [a.row for b in items if not isinstance(b, Heartbeat) for a in b]
     assert len(heartbeats) >= 3, "an idle stream must send keepalives"
-    assert [r["event"] for r in rows] == ["token", "done"]
+    assert [r.event for r in rows] == ["token", "done"]
 
 
 async def test_a_settling_run_still_reports_running_until_its_terminal_row(hermes_engine: Engine) -> None:
