@@ -188,6 +188,21 @@ def test_batch_policy_fsyncs_within_the_window(tmp_path: Path, monkeypatch: pyte
     journals.close()
 
 
+def test_flush_does_not_wait_out_the_commit_window(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whoever needs durability now (drain, shutdown) gets an fsync at once, not after the window."""
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    journals = Journals(tmp_path / "runs", durability="batch", window_s=30.0)
+    journals.append(SID, RUN, "token", {"text": "first"})
+    assert journals.committer.flush(5.0)  # the first round syncs at once, then the 30 s window starts
+    before = len(synced)
+    journals.append(SID, RUN, "token", {"text": "inside the window"})
+    assert journals.committer.flush(5.0), "flush waited for the 30 s window"
+    assert len(synced) > before
+    journals.close()
+
+
 def test_delete_session_removes_its_journals(journals: Journals) -> None:
     journals.append(SID, RUN, "token", {"text": "a"})
     journals.append(SID, "run_2", "token", {"text": "b"})

@@ -45,7 +45,8 @@ class GroupCommitter:
 
     An append marks its journal dirty; this thread wakes, fsyncs every dirty
     file, then waits `window_s` before the next round, so an event is on stable
-    storage within about `window_s` plus one round of fsyncs.
+    storage within about `window_s` plus one round of fsyncs. `flush` cuts the
+    wait short: whoever needs durability now never waits out a window.
     """
 
     def __init__(self, window_s: float = 0.02) -> None:
@@ -54,6 +55,7 @@ class GroupCommitter:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopping = False
+        self._urgent = False
         self._idle = threading.Event()
         self._idle.set()
 
@@ -67,7 +69,11 @@ class GroupCommitter:
             self._cond.notify()
 
     def flush(self, timeout_s: float = 5.0) -> bool:
-        """Wait until every journal marked so far has been fsynced."""
+        """Fsync every journal marked so far now, and wait until that is done."""
+        with self._cond:
+            if self._dirty:
+                self._urgent = True
+                self._cond.notify_all()
         return self._idle.wait(timeout_s)
 
     def stop(self) -> None:
@@ -93,7 +99,12 @@ class GroupCommitter:
                 if self._stopping:
                     return
             self._sync_all(self._take())
-            time.sleep(self.window_s)
+            with self._cond:
+                if not self._dirty:
+                    self._idle.set()
+                # Marks do not end the window (that is the point of it); a flush or a stop does.
+                self._cond.wait_for(lambda: self._urgent or self._stopping, timeout=self.window_s)
+                self._urgent = False
 
     def _sync_all(self, batch: list[RunJournal]) -> None:
         for journal in batch:
