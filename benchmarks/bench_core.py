@@ -1,7 +1,7 @@
 """Benchmarks of the durable core, printed as JSON (never asserted in tests).
 
 - journal append rate per durability policy, next to raw loops measured in the same run;
-- recovery of an interrupted run with 1k / 10k / 100k journal events;
+- recovery of an interrupted run with 1k / 10k / 100k journal events (time, and peak memory in one untimed pass);
 - session listing with 10k sessions (warm index and cold start).
 
 Usage: python benchmarks/bench_core.py [--quick]
@@ -15,6 +15,7 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Callable
 
@@ -122,7 +123,24 @@ def bench_recovery(root: Path, quick: bool) -> dict[str, object]:
             store.close()
         out[f"recover_{events}_events_ms"] = round(statistics.median(times) * 1000, 2)
         out[f"recover_{events}_us_per_event"] = round(statistics.median(times) * 1e6 / events, 3)
+        out[f"recover_{events}_peak_mb"] = recovery_peak_mb(root / f"rec-{events}-mem", events)
     return out
+
+
+def recovery_peak_mb(case: Path, events: int) -> float:
+    """Peak Python memory of one recovery (tracemalloc slows it down, so this pass is not timed)."""
+    store, journals = build_interrupted_run(case, events)
+    store.evict("bench_sid")
+    recovery = Recovery(store, journals, LiveRuns(), process_started_at=time.time())
+    tracemalloc.start()
+    try:
+        recovery.get_session("bench_sid")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        journals.close()
+        store.close()
+    return round(peak / 1e6, 1)
 
 
 def bench_listing(root: Path, quick: bool) -> dict[str, object]:
