@@ -71,6 +71,17 @@ def decode_row(line: bytes) -> JournalRow:
     return _ROW_DECODER.decode(line)
 
 
+def parse_row(data: bytes | str) -> JournalRow | None:
+    """One JSON text as a row, or None if it is blank, not JSON, or not shaped like a row
+    (a torn line, a WebSocket heartbeat)."""
+    if not data.strip():
+        return None
+    try:
+        return _ROW_DECODER.decode(data)
+    except msgspec.DecodeError:  # includes ValidationError
+        return None
+
+
 def decode_lines(lines: bytes | memoryview) -> list[JournalRow]:
     """Newline-delimited rows in one C pass, without copying them; raises like `decode_row` if any line fails."""
     return _ROW_DECODER.decode_lines(lines)

@@ -54,22 +54,12 @@ def _scan_tail(fd: int, session_id: str, run_id: str) -> tuple[int, bool]:
         if start > 0:
             lines = lines[1:]  # the first piece may be a partial line
         for raw in reversed(lines):
-            row = _parse(raw)
+            row = events.parse_row(raw)
             if row is not None and events.row_owns_run(row, session_id, run_id):
                 return row.seq, torn
         if start == 0:
             return 0, torn
         chunk *= 4
-
-
-def _parse(raw: bytes) -> JournalRow | None:
-    """One line as a row, or None if it is blank, not JSON, or not shaped like a row."""
-    if not raw.strip():
-        return None
-    try:
-        return events.decode_row(raw)
-    except msgspec.DecodeError:  # includes ValidationError
-        return None
 
 
 _READ_CHUNK = 1 << 20  # a page near the start of a long journal decodes one chunk, not the file
@@ -256,7 +246,7 @@ def _tail_rows(fd: int, size: int, session_id: str, run_id: str) -> list[Journal
         lines = lines[1:]
     rows: list[JournalRow] = []
     for raw in lines:
-        row = _parse(raw)
+        row = events.parse_row(raw)
         if row is not None and events.row_owns_run(row, session_id, run_id):
             rows.append(row)
     return rows

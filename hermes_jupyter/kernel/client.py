@@ -17,7 +17,6 @@ from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
-import msgspec
 
 from .. import events
 from ..events import JournalRow
@@ -306,7 +305,7 @@ class RunStream:
                 if message is None:
                     open_ = False
                     return False  # closed by the server or the network: reconnect from the cursor
-                if self._accept(_row_of(message)):
+                if self._accept(events.parse_row(message)):  # None for a heartbeat
                     return True
         except WebSocketClosedError:
             open_ = False
@@ -324,14 +323,6 @@ class RunStream:
         if not page.get("events"):
             await asyncio.sleep(self.poll_interval_s)
         return False
-
-
-def _row_of(message: str | bytes) -> JournalRow | None:
-    """A WebSocket message as a row; None for a heartbeat or anything else not shaped like a row."""
-    try:
-        return events.decode_row(message.encode() if isinstance(message, str) else message)
-    except msgspec.DecodeError:
-        return None
 
 
 async def _close(conn: Any, *, wait: bool, timeout_s: float = 2.0) -> None:
