@@ -94,7 +94,6 @@ class GroupCommitter:
         while True:
             with self._cond:
                 while not self._dirty and not self._stopping:
-                    self._idle.set()
                     self._cond.wait()
                 if self._stopping:
                     return
