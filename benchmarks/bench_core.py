@@ -16,8 +16,9 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import orjson
 
@@ -105,22 +106,29 @@ def build_interrupted_run(root: Path, events: int) -> tuple[SessionStore, Journa
     return store, journals
 
 
+@contextmanager
+def cold_recovery(case: Path, events: int) -> Iterator[Recovery]:
+    """A fresh process's view of an interrupted run: nothing cached, the turn older than the process."""
+    store, journals = build_interrupted_run(case, events)
+    store.evict("bench_sid")
+    try:
+        yield Recovery(store, journals, LiveRuns(), process_started_at=time.time())
+    finally:
+        journals.close()
+        store.close()
+
+
 def bench_recovery(root: Path, quick: bool) -> dict[str, object]:
     out: dict[str, object] = {}
     sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
     for events in sizes:
         times = []
         for rep in range(3 if events == 100_000 else 5):
-            case = root / f"rec-{events}-{rep}"
-            store, journals = build_interrupted_run(case, events)
-            store.evict("bench_sid")
-            recovery = Recovery(store, journals, LiveRuns(), process_started_at=time.time())
-            start = time.perf_counter()
-            session = recovery.get_session("bench_sid")
-            times.append(time.perf_counter() - start)
-            assert session.messages[-1]["type"] == "interrupted"
-            journals.close()
-            store.close()
+            with cold_recovery(root / f"rec-{events}-{rep}", events) as recovery:
+                start = time.perf_counter()
+                session = recovery.get_session("bench_sid")
+                times.append(time.perf_counter() - start)
+                assert session.messages[-1]["type"] == "interrupted"
         out[f"recover_{events}_events_ms"] = round(statistics.median(times) * 1000, 2)
         out[f"recover_{events}_us_per_event"] = round(statistics.median(times) * 1e6 / events, 3)
         out[f"recover_{events}_peak_mb"] = recovery_peak_mb(root / f"rec-{events}-mem", events)
@@ -129,17 +137,13 @@ def bench_recovery(root: Path, quick: bool) -> dict[str, object]:
 
 def recovery_peak_mb(case: Path, events: int) -> float:
     """Peak Python memory of one recovery (tracemalloc slows it down, so this pass is not timed)."""
-    store, journals = build_interrupted_run(case, events)
-    store.evict("bench_sid")
-    recovery = Recovery(store, journals, LiveRuns(), process_started_at=time.time())
-    tracemalloc.start()
-    try:
-        recovery.get_session("bench_sid")
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-        journals.close()
-        store.close()
+    with cold_recovery(case, events) as recovery:
+        tracemalloc.start()
+        try:
+            recovery.get_session("bench_sid")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
     return round(peak / 1e6, 1)
 
 
