@@ -71,6 +71,19 @@ def make_session(session_id: str = "test_sid", messages: list[dict[str, Any]] | 
     return Session(session_id=session_id, title="Test Session", messages=messages or [], **kwargs)
 
 
+def save_pending_session(
+    core: Core, stream_id: str, prompt: str, *, started_at: float | None,
+    messages: list[dict[str, Any]] | None = None, session_id: str = "test_sid", **kwargs: Any,
+) -> Session:
+    """A saved session whose turn `prompt` is pending on `stream_id` (dead unless registered as live)."""
+    s = make_session(
+        session_id=session_id, messages=messages, pending_user_message=prompt,
+        pending_started_at=started_at, active_stream_id=stream_id, **kwargs,
+    )
+    core.store.save(s)
+    return s
+
+
 def make_stale_session(session_id: str = "stale_sid", pending_msg: str = "Hello hermes", stream_id: str = "stream_1") -> Session:
     """A session whose turn is pending on a dead stream (no messages yet)."""
     s = make_session(session_id=session_id, messages=[])

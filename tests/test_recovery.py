@@ -9,16 +9,14 @@ from pathlib import Path
 from hermes_jupyter import markers
 from hermes_jupyter.store import Session
 
-from .hermes_fixtures import Core, build_core, make_session
+from .hermes_fixtures import Core, build_core, make_session, save_pending_session
 
 
 def _pending(core: Core, sid: str, stream: str, *, started: float | None, messages: list | None = None) -> Session:
-    s = make_session(session_id=sid, messages=messages or [{"role": "user", "content": "earlier"}])
-    s.pending_user_message = "Current question"
-    s.pending_started_at = started
-    s.active_stream_id = stream
-    core.store.save(s)
-    return s
+    return save_pending_session(
+        core, stream, "Current question", started_at=started, session_id=sid,
+        messages=messages or [{"role": "user", "content": "earlier"}],
+    )
 
 
 def test_tool_complete_pairs_by_tid_for_parallel_same_name_tools(hermes_core: Core) -> None:

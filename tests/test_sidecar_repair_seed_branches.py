@@ -10,7 +10,7 @@ import pytest
 from hermes_jupyter import markers, transcript
 from hermes_jupyter.recovery import can_supersede_recovery_marker
 
-from .hermes_fixtures import Core, make_session, make_stale_session
+from .hermes_fixtures import Core, make_session, make_stale_session, save_pending_session
 from .test_sidecar_repair_seed import _apply, _journal_gateway_terminal_save_failure
 
 
@@ -94,26 +94,22 @@ def _journal_check_run(core: Core, sid: str, stream: str) -> None:
 
 def _stale_gateway_session(core: Core, sid: str, stream_id: str) -> Any:
     """A saved session with one earlier turn and a gateway request pending on a dead stream."""
-    stale = make_session(session_id=sid, messages=[
-        {"role": "user", "content": "Earlier request"}, {"role": "assistant", "content": "Earlier answer"},
-    ])
-    stale.pending_user_message = "Current gateway request"
-    stale.pending_started_at = time.time() - 120
-    stale.active_stream_id = stream_id
-    core.store.save(stale)
-    return stale
+    return save_pending_session(
+        core, stream_id, "Current gateway request", started_at=time.time() - 120, session_id=sid, messages=[
+            {"role": "user", "content": "Earlier request"}, {"role": "assistant", "content": "Earlier answer"},
+        ],
+    )
 
 
 class TestNonEmptyMessagesPendingCleared:
     """A stuck turn on a non-empty session: the pending turn, the journal's output, exactly one marker."""
 
     def test_pending_cleared_when_messages_nonempty(self, hermes_core: Core) -> None:
-        s = make_session(messages=[{"role": "user", "content": "existing turn"}])
-        s.pending_user_message = "Stuck draft"
-        s.pending_attachments = [{"type": "image", "name": "screenshot.png"}]
-        s.pending_started_at = time.time() - 120
-        s.active_stream_id = "stale_stream"
-        hermes_core.store.save(s)
+        s = save_pending_session(
+            hermes_core, "stale_stream", "Stuck draft", started_at=time.time() - 120,
+            messages=[{"role": "user", "content": "existing turn"}],
+            pending_attachments=[{"type": "image", "name": "screenshot.png"}],
+        )
         hermes_core.write_core_transcript(s.session_id, [
             {"role": "user", "content": "Core user msg"}, {"role": "assistant", "content": "Core assistant msg"},
         ])
@@ -140,11 +136,10 @@ class TestNonEmptyMessagesPendingCleared:
         assert s.active_stream_id is None
 
     def test_journaled_partial_output_is_recovered_before_interrupted_marker(self, hermes_core: Core) -> None:
-        s = make_session(messages=[{"role": "user", "content": "existing turn"}])
-        s.pending_user_message = "Check maintainer activity"
-        s.pending_started_at = time.time() - 120
-        s.active_stream_id = "journaled_stream"
-        hermes_core.store.save(s)
+        s = save_pending_session(
+            hermes_core, "journaled_stream", "Check maintainer activity", started_at=time.time() - 120,
+            messages=[{"role": "user", "content": "existing turn"}],
+        )
         _journal_check_run(hermes_core, s.session_id, "journaled_stream")
         assert _apply(hermes_core, s, "journaled_stream") is True
         contents = [m.get("content", "") for m in s.messages]
@@ -170,11 +165,10 @@ class TestNonEmptyMessagesPendingCleared:
             "timestamp": int(time.time()) - 300, "_error": True,
         }
         history = [{"role": "user", "content": "Earlier gateway request"}, repeated_error] if sidecar_shape != "empty" else []
-        stale = make_session(session_id=sid, messages=history if sidecar_shape == "non_empty" else [])
-        stale.pending_user_message = "Current gateway request"
-        stale.pending_started_at = time.time() - 120
-        stale.active_stream_id = stream_id
-        hermes_core.store.save(stale)
+        stale = save_pending_session(
+            hermes_core, stream_id, "Current gateway request", started_at=time.time() - 120, session_id=sid,
+            messages=history if sidecar_shape == "non_empty" else [],
+        )
         if sidecar_shape == "core":
             hermes_core.write_core_transcript(sid, history)
         _payload, terminal_event, terminal_message = _journal_gateway_terminal_save_failure(
@@ -289,11 +283,10 @@ class TestNonEmptyMessagesPendingCleared:
         assert recovered.messages[-1]["content"] == terminal_message["content"]
 
     def test_journal_recovery_restores_reasoning_only_as_display_metadata(self, hermes_core: Core) -> None:
-        s = make_session(messages=[{"role": "user", "content": "existing turn"}])
-        s.pending_user_message = "Keep going"
-        s.pending_started_at = time.time() - 120
-        s.active_stream_id = "reasoning_only_stream"
-        hermes_core.store.save(s)
+        s = save_pending_session(
+            hermes_core, "reasoning_only_stream", "Keep going", started_at=time.time() - 120,
+            messages=[{"role": "user", "content": "existing turn"}],
+        )
         hermes_core.append(s.session_id, "reasoning_only_stream", "reasoning", {"text": "private scratchpad text"})
         assert _apply(hermes_core, s, "reasoning_only_stream") is True
         assert not any("private scratchpad text" in m.get("content", "") for m in s.messages)
@@ -305,11 +298,10 @@ class TestNonEmptyMessagesPendingCleared:
         assert "private scratchpad text" not in json.dumps(transcript.api_messages(s.messages))
 
     def test_journal_recovery_keeps_consecutive_tools_on_one_anchor(self, hermes_core: Core) -> None:
-        s = make_session(messages=[{"role": "user", "content": "existing turn"}])
-        s.pending_user_message = "Inspect files"
-        s.pending_started_at = time.time() - 120
-        s.active_stream_id = "tool_burst_stream"
-        hermes_core.store.save(s)
+        s = save_pending_session(
+            hermes_core, "tool_burst_stream", "Inspect files", started_at=time.time() - 120,
+            messages=[{"role": "user", "content": "existing turn"}],
+        )
         hermes_core.append(s.session_id, "tool_burst_stream", "token", {"text": "I will inspect the relevant files first."})
         for name in ("search_files", "read_file"):
             hermes_core.append(s.session_id, "tool_burst_stream", "tool",
@@ -319,11 +311,10 @@ class TestNonEmptyMessagesPendingCleared:
         assert s.tool_calls[0]["assistant_msg_idx"] == s.tool_calls[1]["assistant_msg_idx"]
 
     def test_core_sync_branch_recovers_visible_journal_output(self, hermes_core: Core) -> None:
-        s = make_session(messages=[])
-        s.pending_user_message = "Check maintainer activity"
-        s.pending_started_at = time.time() - 120
-        s.active_stream_id = "core_journal_stream"
-        hermes_core.store.save(s)
+        s = save_pending_session(
+            hermes_core, "core_journal_stream", "Check maintainer activity", started_at=time.time() - 120,
+            messages=[],
+        )
         core_messages = [{"role": "user", "content": "Earlier question"}, {"role": "assistant", "content": "Earlier answer"}]
         hermes_core.write_core_transcript(s.session_id, core_messages)
         _journal_check_run(hermes_core, s.session_id, "core_journal_stream")
@@ -360,11 +351,10 @@ class TestNonEmptyMessagesPendingCleared:
         assert not can_supersede_recovery_marker(s, "ship it")
 
     def test_core_sync_branch_does_not_duplicate_journal_output_already_in_core(self, hermes_core: Core) -> None:
-        s = make_session(messages=[])
-        s.pending_user_message = "Check maintainer activity"
-        s.pending_started_at = time.time() - 120
-        s.active_stream_id = "duplicate_core_journal_stream"
-        hermes_core.store.save(s)
+        s = save_pending_session(
+            hermes_core, "duplicate_core_journal_stream", "Check maintainer activity", started_at=time.time() - 120,
+            messages=[],
+        )
         hermes_core.write_core_transcript(
             s.session_id,
             [{"role": "user", "content": "Check maintainer activity"},
