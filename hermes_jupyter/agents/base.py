@@ -8,7 +8,11 @@ event before anyone sees it, so a backend only has to emit in order.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
+
+#: How a turn ended, as the backend saw it. `crashed`: the agent's worker died mid-turn
+#: (settled as interrupted, cause `lost_worker`); `interrupted`: it stopped because it was asked to.
+Outcome = Literal["completed", "errored", "interrupted", "crashed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +43,16 @@ class TurnRequest:
     notebook: NotebookBinding | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class TurnError:
+    """Why a turn failed. `kind` is a short class (`authentication`, `rate_limit`, `agent_crashed`, …);
+    `message` is what the user reads; `detail` is the technical text for a details fold or the log."""
+
+    kind: str
+    message: str
+    detail: str | None = None
+
+
 @dataclass(slots=True)
 class TurnResult:
     """How a turn ended, as the backend saw it.
@@ -54,11 +68,15 @@ class TurnResult:
     context: list[dict[str, Any]] = field(default_factory=list)
     replace_context: bool = False
     usage: dict[str, Any] = field(default_factory=dict)
-    failed: bool = False
-    error: str | None = None
-    error_type: str | None = None
-    interrupted: bool = False
+    outcome: Outcome = "completed"
+    error: TurnError | None = None
     backend_session_id: str | None = None
+
+    @classmethod
+    def failure(cls, kind: str, message: str, **fields: Any) -> TurnResult:
+        """An errored turn (or `crashed`, when `kind` is `agent_crashed`)."""
+        outcome: Outcome = "crashed" if kind == "agent_crashed" else "errored"
+        return cls(outcome=outcome, error=TurnError(kind, message), **fields)
 
 
 @runtime_checkable
@@ -79,7 +97,7 @@ class AgentBackend(Protocol):
     """One agent implementation. `run_turn` must not block the event loop.
 
     `interrupt` asks the running turn of `run_id` to stop; `run_turn` should then
-    return soon with `interrupted=True`. The engine abandons a turn that ignores
+    return soon with `outcome="interrupted"`. The engine abandons a turn that ignores
     it after a bounded wait, so a backend cannot wedge a session.
     """
 

@@ -146,4 +146,4 @@ class DemoAgent(Configurable):
 
 def _result(text: str, *, interrupted: bool = False) -> TurnResult:
     context = [{"role": "assistant", "content": text}] if text else []
-    return TurnResult(final_text=text, context=context, interrupted=interrupted)
+    return TurnResult(final_text=text, context=context, outcome="interrupted" if interrupted else "completed")

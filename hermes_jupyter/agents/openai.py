@@ -62,6 +62,12 @@ class _TurnState:
             context.append({"role": "assistant", "content": "".join(self.reply)})
         return TurnResult(final_text="".join(self.text), context=context, usage=dict(self.usage), **kwargs)
 
+    def failure(self, kind: str, message: str) -> TurnResult:
+        """An errored TurnResult that keeps the partial text."""
+        result = self.result()
+        return TurnResult.failure(kind, message, final_text=result.final_text, context=result.context,
+                                  usage=result.usage)
+
 
 class OpenAIAgent(Configurable):
     """Streams chat completions from an OpenAI-compatible server (OpenAI, llama.cpp, vLLM, Ollama, LiteLLM)."""
@@ -145,15 +151,15 @@ class OpenAIAgent(Configurable):
             await task
             return state.result()
         except TurnFailure as exc:
-            return state.result(failed=True, error=exc.message, error_type=exc.error_type)
+            return state.failure(exc.error_type, exc.message)
         except httpx.HTTPError as exc:
             failure = self._transport_failure(exc)
-            return state.result(failed=True, error=failure.message, error_type=failure.error_type)
+            return state.failure(failure.error_type, failure.message)
         except asyncio.CancelledError:
             # Our own task was cancelled by `interrupt`; if the caller cancelled us, propagate.
             current = asyncio.current_task()
             if task.cancelled() and not (current and current.cancelling()):
-                return state.result(interrupted=True)
+                return state.result(outcome="interrupted")
             raise
         finally:
             self._tasks.pop(request.run_id, None)

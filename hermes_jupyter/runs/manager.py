@@ -236,7 +236,7 @@ class RunManager:
             return None  # abandoned by cancel/interrupt, which settle the turn
         except Exception as exc:  # any backend failure becomes a settled error turn
             log.exception("backend %s failed in run %s", run.backend.name, run.run_id)
-            return TurnResult(failed=True, error=f"{type(exc).__name__}: {exc}", error_type="backend_exception")
+            return TurnResult.failure("backend_exception", f"{type(exc).__name__}: {exc}")
 
     async def _settle_result(self, run: Run, result: TurnResult) -> None:
         lifecycle = await self.offload(self._settle_result_sync, run, result)
@@ -245,12 +245,13 @@ class RunManager:
     def _settle_result_sync(self, run: Run, result: TurnResult) -> str:
         """Fold the journal into the session, save, then journal the terminal event (off the loop)."""
         rows = self._rows_of(run)
-        if result.interrupted or result.error_type == "agent_crashed":
-            cause = "lost_worker" if result.error_type == "agent_crashed" else "unknown"
+        if result.outcome in ("interrupted", "crashed"):
+            cause = "lost_worker" if result.outcome == "crashed" else "unknown"
             self._settle_stopped_locked(run, rows, "interrupt", cause, result)
-            self._append_terminal(run, APPERROR, _interrupted_payload(run, cause, result.error))
+            detail = result.error.message if result.error else None
+            self._append_terminal(run, APPERROR, _interrupted_payload(run, cause, detail))
             return "run.interrupted"
-        if result.failed:
+        if result.outcome == "errored":
             self._append_terminal(run, APPERROR, self._settle_failed(run, rows, result))
             return "run.failed"
         self._settle_completed(run, rows, result)
@@ -270,14 +271,15 @@ class RunManager:
             self.store.save(session)
 
     def _settle_failed(self, run: Run, rows: list[Any], result: TurnResult) -> dict[str, Any]:
-        message = result.error or "the agent failed"
+        message = result.error.message if result.error else "the agent failed"
+        error_type = result.error.kind if result.error else "error"
         with self.store.lock(run.session_id):
             session = self.store.load(run.session_id)
             if session.active_stream_id != run.run_id:
-                return {"message": message, "type": result.error_type or "error", "session_id": run.session_id}
+                return {"message": message, "type": error_type, "session_id": run.session_id}
             self._sync_split(run, session, result)
             return settle.settle_error(
-                self.store, session, run.run_id, rows, message=message, error_type=result.error_type or "error",
+                self.store, session, run.run_id, rows, message=message, error_type=error_type,
                 replaced_context=result.context if result.replace_context else None,
             )
 

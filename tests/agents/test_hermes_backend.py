@@ -90,7 +90,7 @@ def test_streamed_turn_becomes_tokens_and_keeps_the_engine_history(hermes_agent:
             first, sink = await _turn(agent, "count to 5", "run-1")
             assert sink.names() == ["token"] * 5
             assert sink.text() == first.final_text == "1 2 3 4 5"
-            assert not first.failed and not first.interrupted
+            assert first.outcome == "completed"
             assert first.usage["output_tokens"] == 5 and first.usage["api_calls"] == 1
             assert [(m["role"], m["content"]) for m in first.context] == [("assistant", "1 2 3 4 5")]
             assert first.backend_session_id
@@ -151,7 +151,7 @@ def test_dangerous_command_asks_for_approval_denied_without_a_handler(hermes_age
             assert resolved == {"approval_id": pending["approval_id"], "status": "resolved",
                                 "choice": "deny", "reason": "no approval handler"}
             assert sink.payloads("tool_complete")[0]["is_error"] is True
-            assert victim.exists() and not denied.failed
+            assert victim.exists() and denied.outcome != "errored"
 
             agent.approval_handler = allow
             _, sink = await _turn(agent, prompt, "run-allow")
@@ -178,12 +178,12 @@ def test_cancel_mid_stream_keeps_partial_text_and_the_session_usable(hermes_agen
             await agent.interrupt("run-slow")
             stopped = await running
             assert time.monotonic() - started < agent.interrupt_timeout
-            assert stopped.interrupted and not stopped.failed
+            assert stopped.outcome == "interrupted"
             assert stopped.final_text.startswith("1 2 3") and stopped.final_text == sink.text()
             assert len(sink.payloads("token")) < 300
 
             again, _ = await _turn(agent, "count to 3", "run-after")
-            assert again.final_text == "1 2 3" and not again.interrupted
+            assert again.final_text == "1 2 3" and again.outcome == "completed"
             assert agent.pid == pid  # cancel needed no respawn
         finally:
             await agent.aclose()
@@ -203,15 +203,15 @@ def test_killed_agent_process_fails_the_turn_then_respawns(hermes_agent: Factory
             assert doomed_pid is not None
             os.kill(doomed_pid, signal.SIGKILL)
             crashed = await asyncio.wait_for(running, 30)
-            assert crashed.failed and crashed.error_type == "agent_crashed"
-            assert "signal 9" in (crashed.error or "")
+            assert crashed.outcome == "crashed" and crashed.error.kind == "agent_crashed"
+            assert crashed.error is not None and "signal 9" in crashed.error.message
             assert crashed.final_text.startswith("1 2 3")
             assert crashed.backend_session_id
 
             history = [{"role": "user", "content": "count to 300 slowly"}, *crashed.context]
             after, _ = await _turn(agent, "count to 3", "run-respawned", history=history,
                                    backend_session_id=crashed.backend_session_id)
-            assert after.final_text == "1 2 3" and not after.failed
+            assert after.final_text == "1 2 3" and after.outcome != "errored"
             assert agent.pid not in (None, doomed_pid)
             assert after.backend_session_id == crashed.backend_session_id
         finally:
@@ -242,7 +242,7 @@ def test_compression_split_replaces_the_context_and_rotates_the_session_id(herme
             await agent.aclose()
 
     first, big = asyncio.run(scenario())
-    assert big.final_text == "1 2 3" and not big.failed
+    assert big.final_text == "1 2 3" and big.outcome != "errored"
     assert big.replace_context and len(big.context) < len(history)
     assert big.context[-1] == {**big.context[-1], "role": "assistant", "content": "1 2 3"}
     assert big.backend_session_id and big.backend_session_id != first.backend_session_id
@@ -263,7 +263,7 @@ def test_turn_that_ignores_interrupt_gets_its_process_killed_and_respawned() -> 
             wedged_pid = agent.pid
             await agent.interrupt("run-wedged")
             stopped = await asyncio.wait_for(running, 10)
-            assert stopped.interrupted and not stopped.failed and stopped.final_text == "stuck"
+            assert stopped.outcome == "interrupted" and stopped.final_text == "stuck"
             after, _ = await _turn(agent, "hello", "run-next")
             assert after.final_text == "ok" and agent.pid not in (None, wedged_pid)
         finally:
@@ -282,7 +282,7 @@ def test_silent_turn_fails_after_the_idle_timeout() -> None:
             await agent.aclose()
 
     result = asyncio.run(scenario())
-    assert result.failed and result.error_type == "agent_timeout" and result.final_text == "stuck"
+    assert result.outcome == "errored" and result.error.kind == "agent_timeout" and result.final_text == "stuck"
     assert result.backend_session_id == "scripted-session"
 
 
@@ -291,7 +291,7 @@ def test_repeated_crashes_back_off_before_the_respawn() -> None:
         agent = _scripted_agent(respawn_backoff=0.5)
         try:
             first, _ = await _turn(agent, "die", "run-1")
-            assert first.error_type == "agent_crashed" and "code 7" in (first.error or "")
+            assert first.outcome == "crashed" and first.error is not None and "code 7" in first.error.message
             started = time.monotonic()
             await _turn(agent, "die", "run-2")  # the first respawn is immediate
             assert time.monotonic() - started < 0.5
@@ -334,7 +334,7 @@ def test_approval_is_journaled_and_settled_exactly_once(answer: str | None, inte
     pending, resolved = sink.payloads("approval")
     assert pending["status"] == "pending" and pending["approval_id"] == "run-ask-a1"
     assert resolved == {"approval_id": "run-ask-a1", "status": "resolved", "choice": choice, "reason": reason}
-    assert result.interrupted is interrupt
+    assert (result.outcome == "interrupted") is interrupt
     assert result.final_text == ("stopped" if interrupt else choice)
 
 
@@ -383,8 +383,8 @@ def test_missing_install_fails_the_turn_as_unavailable(tmp_path: Path) -> None:
     no_python = asyncio.run(scenario([str(tmp_path / "no-python"), str(RUNNER)]))
     no_hermes = asyncio.run(scenario([sys.executable, str(RUNNER)]))  # our venv has no hermes-agent
     for result in (no_python, no_hermes):
-        assert result.failed and result.error_type == "agent_unavailable"
-    assert "cannot import hermes-agent" in (no_hermes.error or "")
+        assert result.outcome == "errored" and result.error.kind == "agent_unavailable"
+    assert no_hermes.error is not None and "cannot import hermes-agent" in no_hermes.error.message
 
 
 def test_translator_closes_tools_left_open_by_a_dead_process() -> None:
@@ -400,7 +400,8 @@ def test_translator_closes_tools_left_open_by_a_dead_process() -> None:
     assert sink.payloads("tool")[0]["preview"] == "make"
     assert sink.payloads("tool_complete")[0]["tid"] == "call_1"
     assert sink.payloads("tool_complete")[0]["is_error"] is True
-    assert (result.failed, result.error_type, result.final_text) == (True, "agent_crashed", "Working")
+    assert result.error is not None
+    assert (result.outcome, result.error.kind, result.final_text) == ("crashed", "agent_crashed", "Working")
     assert result.backend_session_id == "hs-1"
 
 

@@ -94,7 +94,7 @@ def test_streamed_text_becomes_token_events(stub: OpenAIStubServer) -> None:
     result = _turn(_agent(stub), "count to 5", sink, history=history)
 
     assert sink.events == [("token", {"text": t}) for t in ["1", " 2", " 3", " 4", " 5"]]
-    assert not result.failed and not result.interrupted
+    assert result.outcome == "completed"
     assert result.final_text == "1 2 3 4 5"
     assert result.context == [{"role": "assistant", "content": "1 2 3 4 5"}]
     assert result.usage["completion_tokens"] == 5
@@ -163,14 +163,14 @@ def test_failing_tool_is_reported_to_the_model_and_the_turn_goes_on(stub: OpenAI
 
     [complete] = sink.payloads("tool_complete")
     assert complete["is_error"] is True and "disk on fire" in complete["preview"]
-    assert not result.failed
+    assert result.outcome != "errored"
     assert "disk on fire" in stub.chat_requests()[1]["messages"][-1]["content"]
 
 
 def test_tool_loop_is_bounded_by_max_iterations(stub: OpenAIStubServer) -> None:
     result = _turn(_agent(stub, FakeTools(), max_iterations=1), "use a tool", RecordingSink())
 
-    assert result.failed and result.error_type == "tool_limit_reached"
+    assert result.outcome == "errored" and result.error.kind == "tool_limit_reached"
     assert len(stub.chat_requests()) == 1
 
 
@@ -190,7 +190,7 @@ def test_interrupt_closes_a_slow_stream_and_keeps_the_partial_text(stub: OpenAIS
 
     result, elapsed_s = asyncio.run(go())
 
-    assert result.interrupted and not result.failed
+    assert result.outcome == "interrupted"
     assert elapsed_s < 1.0  # the whole stream would take 10 s
     assert result.final_text == sink.text() and result.final_text.startswith("1 2 3")
     assert result.context == [{"role": "assistant", "content": result.final_text}]
@@ -214,7 +214,7 @@ def test_interrupt_during_a_tool_settles_its_card(stub: OpenAIStubServer) -> Non
 
     result = asyncio.run(go())
 
-    assert result.interrupted
+    assert result.outcome == "interrupted"
     event, complete = sink.events[-1]
     assert event == "tool_complete" and complete["is_error"] is True
     assert complete["tid"] == sink.payloads("tool")[0]["tid"]
@@ -242,16 +242,16 @@ def test_cancelling_run_turn_itself_propagates(stub: OpenAIStubServer) -> None:
 def test_http_error_fails_the_turn_with_a_type(stub: OpenAIStubServer, status: int, error_type: str) -> None:
     result = _turn(_agent(stub), f"error {status}", RecordingSink())
 
-    assert result.failed and result.error_type == error_type
-    assert result.error is not None and f"HTTP {status}" in result.error and "Stub error" in result.error
+    assert result.outcome == "errored" and result.error.kind == error_type
+    assert result.error is not None and f"HTTP {status}" in result.error.message and "Stub error" in result.error.message
 
 
 def test_wrong_api_key_is_an_auth_failure() -> None:
     with OpenAIStubServer(api_key="right") as stub:
         result = _turn(_agent(stub, api_key="wrong"), "hello", RecordingSink())
 
-    assert result.failed and result.error_type == "auth"
-    assert result.error is not None and "OPENAI_API_KEY" in result.error
+    assert result.outcome == "errored" and result.error.kind == "auth"
+    assert result.error is not None and "OPENAI_API_KEY" in result.error.message
 
 
 def test_connection_refused_fails_the_turn() -> None:
@@ -261,21 +261,21 @@ def test_connection_refused_fails_the_turn() -> None:
     agent = OpenAIAgent(base_url=f"http://127.0.0.1:{port}/v1", model="m")
     result = _turn(agent, "hello", RecordingSink())
 
-    assert result.failed and result.error_type == "connection"
-    assert result.error is not None and f"127.0.0.1:{port}" in result.error
+    assert result.outcome == "errored" and result.error.kind == "connection"
+    assert result.error is not None and f"127.0.0.1:{port}" in result.error.message
 
 
 def test_stream_cut_short_fails_with_the_partial_text(stub: OpenAIStubServer) -> None:
     result = _turn(_agent(stub), "count to 10 and drop after 3", RecordingSink())
 
-    assert result.failed and result.error_type == "connection"
+    assert result.outcome == "errored" and result.error.kind == "connection"
     assert result.final_text == "1 2 3"
 
 
 def test_chunk_that_is_not_json_fails_the_turn(stub: OpenAIStubServer) -> None:
     result = _turn(_agent(stub), "send bad json", RecordingSink())
 
-    assert result.failed and result.error_type == "bad_response"
+    assert result.outcome == "errored" and result.error.kind == "bad_response"
     assert result.final_text == "Almost"
 
 
@@ -284,7 +284,7 @@ def test_server_that_ignores_stream_still_answers(stub: OpenAIStubServer) -> Non
     result = _turn(_agent(stub, extra_body={"stream": False}), "count to 3", sink)
 
     assert stub.chat_requests()[0]["stream"] is False
-    assert sink.text() == "1 2 3" and result.final_text == "1 2 3" and not result.failed
+    assert sink.text() == "1 2 3" and result.final_text == "1 2 3" and result.outcome != "errored"
     assert result.usage["completion_tokens"] == 3
 
 
@@ -325,5 +325,5 @@ def test_tool_ids_stay_unique_across_tool_rounds(stub: OpenAIStubServer) -> None
     last_messages = stub.chat_requests()[-1]["messages"]
     sent_call_ids = [c["id"] for m in last_messages if m.get("tool_calls") for c in m["tool_calls"]]
     assert sent_call_ids == tids == [m["tool_call_id"] for m in last_messages if m["role"] == "tool"]
-    assert not result.failed
+    assert result.outcome != "errored"
     assert result.final_text.endswith("Tool result: " + " | ".join(["data.csv notes.md"] * 3))

@@ -49,7 +49,7 @@ class ScriptedAgent:
         else:
             for event, payload in script.steps:
                 if stop.is_set() and not script.ignore_interrupt:
-                    return TurnResult(final_text="", interrupted=True)
+                    return TurnResult(final_text="", outcome="interrupted")
                 if script.delay_s:
                     await asyncio.sleep(script.delay_s)
                 sink.emit(event, payload)

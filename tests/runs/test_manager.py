@@ -233,7 +233,7 @@ async def test_drain_waits_then_interrupts_with_server_shutdown(hermes_engine: E
 
 async def test_failed_result_with_unsaved_session_still_settles(hermes_engine: Engine) -> None:
     hermes_engine.scripted.scripts["fail"] = Script(
-        steps=[("token", {"text": "part"})], result=TurnResult(failed=True, error="quota exhausted", error_type="quota")
+        steps=[("token", {"text": "part"})], result=TurnResult.failure("quota", "quota exhausted")
     )
     session = hermes_engine.new_session(backend="scripted")
     run = await hermes_engine.manager.start_run(session.session_id, "fail")

@@ -25,10 +25,9 @@ BEFORE, AFTER = "session-before-compression", "session-after-compression"
 def _compression_then_failure(before_return: Callable[[], None] | None = None) -> Script:
     return Script(
         steps=[],
-        result=TurnResult(
-            failed=True,
-            error="APIConnectionError: Codex auxiliary Responses stream exceeded 120.0s total timeout",
-            error_type="connection",
+        result=TurnResult.failure(
+            "connection",
+            "APIConnectionError: Codex auxiliary Responses stream exceeded 120.0s total timeout",
             context=[{"role": "user", "content": "[compressed summary]"}, {"role": "user", "content": "continue"}],
             replace_context=True,
             backend_session_id=AFTER,

@@ -2,8 +2,7 @@
 
 One child process serves every session of this backend. The engine's history travels with
 each turn, so a crashed child is simply respawned (with backoff) for the next turn; nothing
-has to be reloaded into it. A turn whose child dies returns `failed=True,
-error_type="agent_crashed"`; a turn that ignores an interrupt for `interrupt_timeout`
+has to be reloaded into it. A turn whose child dies returns `outcome="crashed"`; a turn that ignores an interrupt for `interrupt_timeout`
 seconds gets its child killed and respawned, so a session can never wedge.
 """
 
@@ -136,10 +135,10 @@ class HermesAgent(Configurable):
             try:
                 proc = await self._ensure_process()
             except AgentStartError as exc:
-                return TurnResult(failed=True, error=f"Hermes Agent is not available: {exc}",
-                                  error_type="agent_unavailable", backend_session_id=request.backend_session_id)
+                return TurnResult.failure("agent_unavailable", f"Hermes Agent is not available: {exc}",
+                                          backend_session_id=request.backend_session_id)
             if slot.interrupted:
-                return TurnResult(interrupted=True, backend_session_id=request.backend_session_id)
+                return TurnResult(outcome="interrupted", backend_session_id=request.backend_session_id)
             slot.proc = proc
             await proc.send(protocol.turn_op(
                 request, model=self.model, toolsets=list(self.toolsets), persist=self.persist_sessions,
@@ -181,7 +180,7 @@ class HermesAgent(Configurable):
             kind = message.get("ev")
             if kind == "result":
                 result = translator.finish(message)
-                if not result.failed:
+                if result.outcome != "errored":
                     self._crashes = 0
                 return result
             if kind == "approval_request":

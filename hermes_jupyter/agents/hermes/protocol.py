@@ -170,17 +170,19 @@ class TurnTranslator:
             self._token(final)  # answered without streaming (or a hook rewrote it): journal it
         failed = bool(message.get("failed"))
         usage = {k: v for k, v in (message.get("usage") or {}).items() if v is not None}
-        return TurnResult(
+        fields: dict[str, Any] = dict(
             final_text=self.text,
             context=list(message.get("context") or []),
             replace_context=bool(message.get("replace_context")),
             usage=usage,
-            failed=failed,
-            error=(message.get("error") or "Hermes Agent reported a failed turn") if failed else None,
-            error_type=(message.get("error_type") or "agent_error") if failed else None,
-            interrupted=interrupted,
             backend_session_id=message.get("session_id") or self.session_id,
         )
+        if interrupted:
+            return TurnResult(outcome="interrupted", **fields)
+        if failed:
+            return TurnResult.failure(str(message.get("error_type") or "agent_error"),
+                                      str(message.get("error") or "Hermes Agent reported a failed turn"), **fields)
+        return TurnResult(**fields)
 
     def cut_short(self, *, error: str, error_type: str, interrupted: bool) -> TurnResult:
         """The TurnResult when no `result` came: the process died or was killed."""
@@ -188,7 +190,7 @@ class TurnTranslator:
         text = self.text
         context = [{"role": "assistant", "content": text}] if text else []
         if interrupted:
-            return TurnResult(final_text=text, context=context, interrupted=True,
+            return TurnResult(final_text=text, context=context, outcome="interrupted",
                               backend_session_id=self.session_id)
-        return TurnResult(final_text=text, context=context, failed=True, error=error,
-                          error_type=error_type, backend_session_id=self.session_id)
+        return TurnResult.failure(error_type, error, final_text=text, context=context,
+                                  backend_session_id=self.session_id)
