@@ -1,0 +1,109 @@
+"""Secret redaction: the one place that decides what looks like a secret.
+
+Everything that leaves the server's trust boundary (a journal row, a log line, an error
+shown to a user, a tool result sent to a model, a notebook output) passes through
+`Redactor.text` or `Redactor.value` first. Known secrets (configured keys, the server
+token) are replaced exactly; anything token-shaped is replaced by pattern.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final, Iterable, Mapping
+
+MASK: Final = "[redacted]"
+
+#: Shorter known values are not masked exactly: they would hit ordinary words.
+MIN_KNOWN_SECRET_CHARS: Final = 8
+
+_PATTERNS: Final[tuple[re.Pattern[str], ...]] = (
+    # Provider keys with a recognisable prefix (OpenAI, Anthropic, GitHub, Slack, AWS, Google, HF).
+    re.compile(r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}"),
+    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"),
+    # JSON Web Tokens.
+    re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    # Authorization headers.
+    re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/\-]{8,}=*"),
+    re.compile(r"(?i)(?<=\btoken )[A-Za-z0-9._~+/\-]{16,}=*"),
+    # Credentials inside URLs: scheme://user:password@host
+    re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),
+)
+
+#: `name=value` / `"name": "value"` where the name says it is a secret.
+_ASSIGNMENT: Final = re.compile(
+    r"""(?ix)
+    (?P<name>[A-Za-z0-9_.\-]*(?:api[_\-]?key|secret|token|passw(?:or)?d|passwd|credential|auth|cookie)[A-Za-z0-9_.\-]*)
+    (?P<sep>["']?\s*[:=]\s*["']?)
+    (?P<value>[^\s"',;}&]{4,})
+    """
+)
+
+#: Environment variables whose value is a secret by name.
+_SECRET_ENV_NAME: Final = re.compile(r"(?i)(KEY|TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|COOKIE|AUTH)")
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """Masks known secret values exactly and token-shaped text by pattern. Immutable and thread-safe."""
+
+    known: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def from_values(cls, values: Iterable[str | None]) -> Redactor:
+        return cls(frozenset(v for v in values if v and len(v) >= MIN_KNOWN_SECRET_CHARS))
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None, extra: Iterable[str | None] = ()) -> Redactor:
+        """Known secrets: every environment value whose name says it is secret, plus `extra`."""
+        env = os.environ if environ is None else environ
+        return cls.from_values([*(v for k, v in env.items() if _SECRET_ENV_NAME.search(k)), *extra])
+
+    def with_values(self, values: Iterable[str | None]) -> Redactor:
+        return Redactor(self.known | Redactor.from_values(values).known)
+
+    def text(self, text: str) -> str:
+        """`text` with every secret replaced by `[redacted]`."""
+        if not text:
+            return text
+        for secret in sorted(self.known, key=len, reverse=True):
+            if secret in text:
+                text = text.replace(secret, MASK)
+        for pattern in _PATTERNS:
+            text = pattern.sub(MASK, text)
+        return _ASSIGNMENT.sub(_mask_assignment, text)
+
+    def value(self, value: Any) -> Any:
+        """A JSON-like value with every string redacted (keys kept, secret-named keys' values masked)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {
+                k: (MASK if isinstance(k, str) and _is_secret_name(k) and isinstance(v, str) and v else self.value(v))
+                for k, v in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return [self.value(v) for v in value]
+        return value
+
+    def contains_secret(self, text: str) -> bool:
+        return self.text(text) != text
+
+
+def _mask_assignment(match: re.Match[str]) -> str:
+    if match.group("value") == MASK:
+        return match.group(0)
+    return f"{match.group('name')}{match.group('sep')}{MASK}"
+
+
+def _is_secret_name(name: str) -> bool:
+    return bool(_SECRET_ENV_NAME.search(name)) and not name.lower().endswith(("_tokens", "tokens"))
+
+
+#: A redactor that knows no values, only patterns: for places without configuration.
+PATTERNS_ONLY: Final = Redactor()
