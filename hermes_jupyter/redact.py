@@ -26,6 +26,8 @@ _PATTERNS: Final[tuple[re.Pattern[str], ...]] = (
     re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
     re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),
     re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"),
+    # The hermes routes' kernel token (server/kernel_token.py), of this server or any other.
+    re.compile(r"\bhjk_[A-Za-z0-9_\-]{32,}"),
     # JSON Web Tokens.
     re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     # Authorization headers.
@@ -103,6 +105,12 @@ def _mask_assignment(match: re.Match[str]) -> str:
 
 def _is_secret_name(name: str) -> bool:
     return bool(_SECRET_ENV_NAME.search(name)) and not name.lower().endswith(("_tokens", "tokens"))
+
+
+def looks_secret(text: str) -> bool:
+    """Whether `text` carries a secret by its shape alone: a key format, a JWT, an Authorization
+    value, or credentials in a URL (`scheme://user:password@host`, `?token=…`)."""
+    return any(p.search(text) for p in _PATTERNS) or ("://" in text and _ASSIGNMENT.search(text) is not None)
 
 
 #: A redactor that knows no values, only patterns: for places without configuration.
