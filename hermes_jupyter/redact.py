@@ -85,13 +85,17 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):
-            return {
-                k: (MASK if isinstance(k, str) and _is_secret_name(k) and isinstance(v, str) and v else self.value(v))
-                for k, v in value.items()
-            }
+            return {k: self.named(k, v) if isinstance(k, str) else self.value(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [self.value(v) for v in value]
         return value
+
+    def named(self, name: str, value: Any) -> Any:
+        """`value` shown under `name` (a key, a variable): masked whole when the name says it is a
+        secret (`api_token`, `db_password`) and the value is a non-empty string, else redacted."""
+        if _is_secret_name(name) and isinstance(value, str) and value:
+            return MASK
+        return self.value(value)
 
     def contains_secret(self, text: str) -> bool:
         return self.text(text) != text

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from traitlets import Any as AnyTrait
 from traitlets import Bool, Dict, Enum, Float, List, Unicode, default
@@ -21,7 +21,7 @@ from traitlets.config import Configurable
 
 from ..approvals import ApprovalHandler, ApprovalRequest, decide, pending_payload, resolved_payload
 from ..base import EventSink, TurnRequest, TurnResult
-from ..bubblewrap import SandboxUnavailable, wrap
+from ..bubblewrap import SandboxMode, SandboxUnavailable, wrap
 from . import protocol
 from .process import AgentGone, AgentProcess, AgentStartError, default_command, scrubbed_env
 
@@ -283,7 +283,7 @@ class HermesAgent(Configurable):
                 await asyncio.sleep(delay)
             env = self._child_env()
             try:
-                argv = await wrap(list(self.command), mode=self.sandbox, bwrap=self.bwrap, env=env, cwd=self.cwd,
+                argv = await wrap(list(self.command), mode=cast(SandboxMode, self.sandbox), bwrap=self.bwrap, env=env, cwd=self.cwd,
                                   writable=self.sandbox_writable, hidden=self.sandbox_hidden)
             except SandboxUnavailable as exc:
                 raise AgentStartError(str(exc)) from exc
