@@ -71,9 +71,10 @@ class ServerDisk:
 
 @pytest.fixture
 def disk(tmp_path: Path) -> ServerDisk:
-    disk = ServerDisk(tmp_path / "runtime", tmp_path / "state", tmp_path / "work", tmp_path / "hermes_home")
+    home = tmp_path / "hermes_home"  # writable for the agent, but the state dir inside it is hidden (the default layout)
+    disk = ServerDisk(tmp_path / "runtime", home / "jupyter", tmp_path / "work", home)
     for path in (disk.runtime, disk.state / "sessions", disk.workspace, disk.home):
-        path.mkdir(parents=True)
+        path.mkdir(parents=True, exist_ok=True)
     (disk.state / "sessions" / "s1.json").write_text(json.dumps({"messages": [PLANTED_STATE]}))
     return disk
 
