@@ -67,7 +67,8 @@ class HermesAgent(Configurable):
     toolsets = List(
         Unicode(), default_value=list(DEFAULT_TOOLSETS), config=True,
         help="Hermes toolsets the agent may use. Add 'terminal' for shell access (dangerous commands "
-        "then ask for approval), 'file' or 'code_execution' at your own risk: they run without asking.",
+        "then ask for approval), 'file' or 'code_execution' at your own risk: they run without asking, "
+        "inside the sandbox where there is one (see `sandbox`).",
     )
     env = Dict(
         value_trait=Unicode(), config=True,
