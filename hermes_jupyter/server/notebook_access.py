@@ -80,13 +80,15 @@ def _is_module(value):
 
 def _is_environment(value):
     """os.environ, os.environb, or a mapping that is a copy of the environment (dict(os.environ))."""
-    import itertools as _it, os as _os
+    import collections.abc as _abc, itertools as _it, os as _os
     if value is _os.environ or isinstance(value, type(_os.environ)):
         return True
     if getattr(_os, "environb", None) is not None and value is _os.environb:
         return True
+    if not isinstance(value, _abc.Mapping):  # never len() a lazy frame: it could compute a whole dataset
+        return False
     try:
-        if not hasattr(value, "items") or not 3 <= len(value) <= 100000:
+        if not 3 <= len(value) <= 100000:
             return False
         env = _os.environ
         same = sum(1 for k, v in _it.islice(value.items(), 2000)
