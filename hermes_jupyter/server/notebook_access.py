@@ -435,4 +435,5 @@ def make_tools_factory(
     contents = ContentsNotebooks(serverapp.contents_manager, getattr(serverapp.contents_manager, "root_dir", None)
                                  or serverapp.root_dir)
     kernels = KernelAccess(serverapp.kernel_manager.get_kernel)
-    return NotebookTools(access=ServerNotebookAccess(contents, kernels), broker=broker, parent=parent, redactor=redactor)
+    access = ServerNotebookAccess(contents, kernels)
+    return NotebookTools(access=access, broker=broker, parent=parent, redactor=redactor)

@@ -71,7 +71,7 @@ class ServerDisk:
 
 @pytest.fixture
 def disk(tmp_path: Path) -> ServerDisk:
-    home = tmp_path / "hermes_home"  # writable for the agent, but the state dir inside it is hidden (the default layout)
+    home = tmp_path / "hermes_home"  # writable for the agent; the state dir inside it is hidden (the default layout)
     disk = ServerDisk(tmp_path / "runtime", home / "jupyter", tmp_path / "work", home)
     for path in (disk.runtime, disk.state / "sessions", disk.workspace, disk.home):
         path.mkdir(parents=True, exist_ok=True)
@@ -172,7 +172,8 @@ def test_sandbox_off_runs_the_bare_command_without_probing(tmp_path: Path, caplo
 
 
 @pytest.fixture
-def reach_agent(hermes_python: Path, stub: OpenAIStubServer, disk: ServerDisk) -> Callable[..., HermesAgent]:  # noqa: F811
+def reach_agent(hermes_python: Path, stub: OpenAIStubServer,  # noqa: F811 - the imported fixtures
+                disk: ServerDisk) -> Callable[..., HermesAgent]:
     write_hermes_home(disk.home, stub.base_url, STUB_MODEL)
     _plant_runtime_file(disk, os.getpid())  # this test process is the agent's server
 
@@ -205,14 +206,16 @@ def _prompts(disk: ServerDisk) -> list[str]:
             *(f"use the read_file tool with {json.dumps({'path': path})}" for path in files)]
 
 
-def test_hermes_tools_in_the_sandbox_cannot_read_the_server(reach_agent: Callable[..., HermesAgent], disk: ServerDisk, bwrap: str) -> None:
+def test_hermes_tools_in_the_sandbox_cannot_read_the_server(reach_agent: Callable[..., HermesAgent], disk: ServerDisk,
+                                                            bwrap: str) -> None:
     agent = reach_agent(sandbox="require")
     shell, runtime_file, state_file = asyncio.run(_tool_results(agent, _prompts(disk)))
     for text in (shell, runtime_file, state_file):
         assert PLANTED_RUNTIME not in text and PLANTED_STATE not in text, text
     pid = os.getpid()
-    for missing in (f"/proc/{pid}/environ", f"/proc/{pid}/cmdline", "jpserver-", "s1.json"):
-        assert f"{missing}" in shell and "No such file or directory" in shell, shell
+    assert shell.count("No such file or directory") == 4, shell  # environ, cmdline, runtime file, state file
+    for missing in (f"/proc/{pid}/environ", f"/proc/{pid}/cmdline", f"jpserver-{pid}.json", "s1.json"):
+        assert missing in shell, shell
     assert NUL not in shell  # nothing of this process's environ or cmdline (NUL-separated)
     assert "not found" in runtime_file.lower() or "no such file" in runtime_file.lower(), runtime_file
     assert (disk.workspace / "out.txt").read_text() == "written\n"

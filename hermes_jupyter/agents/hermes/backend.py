@@ -284,8 +284,8 @@ class HermesAgent(Configurable):
                 await asyncio.sleep(delay)
             env = self._child_env()
             try:
-                argv = await wrap(list(self.command), mode=cast(SandboxMode, self.sandbox), bwrap=self.bwrap, env=env, cwd=self.cwd,
-                                  writable=self.sandbox_writable, hidden=self.sandbox_hidden)
+                argv = await wrap(list(self.command), mode=cast(SandboxMode, self.sandbox), bwrap=self.bwrap,
+                                  env=env, cwd=self.cwd, writable=self.sandbox_writable, hidden=self.sandbox_hidden)
             except SandboxUnavailable as exc:
                 raise AgentStartError(str(exc)) from exc
             proc = AgentProcess(argv, env, self._dispatch, self._on_exit, cwd=self.cwd)
