@@ -33,10 +33,24 @@ class JournalBusy(RuntimeError):
 
 
 class Appended(NamedTuple):
-    """A row that is now in the journal, with the exact line written for it (a tuple: one per event)."""
+    """A row that is now in the journal: what fan-out needs of it, and the exact line written.
 
-    row: JournalRow
+    A plain tuple, one per event: the typed row is decoded from `line` only by whoever asks.
+    """
+
+    seq: int
+    terminal: bool
+    created_at: float
     line: bytes
+
+    @property
+    def row(self) -> JournalRow:
+        return events.decode_row(self.line)
+
+    @classmethod
+    def of(cls, row: JournalRow) -> Appended:
+        """A row read back from the journal, with its line as the writer wrote it."""
+        return cls(row.seq, row.terminal is True, row.created_at or 0.0, events.encode_row(row) + b"\n")
 
 
 class GroupCommitter:
@@ -196,21 +210,19 @@ class RunJournal:
             raise ValueError(f"journal {self.path} is closed")
         seq = self.last_seq + 1
         if state is None:
-            line = _LINE % (self._prefix, seq, seq, part, ts, payload_bytes)
+            line = _LINE % (self._prefix, seq, seq, part, orjson.dumps(ts), payload_bytes)
         else:
-            line = _TERMINAL_LINE % (self._prefix, seq, seq, part, ts, state.encode(), payload_bytes)
-        _write_all(fd, line)
+            line = _TERMINAL_LINE % (self._prefix, seq, seq, part, orjson.dumps(ts), state.encode(), payload_bytes)
+        written = os.write(fd, line)
+        if written != len(line):
+            _write_rest(fd, line, written)
         self.last_seq = seq
         if state is not None or self.durability == "every":
             os.fsync(fd)
         elif not self._dirty and self.durability == "batch":
             self._dirty = True
             self._committer.mark(self)  # type: ignore[union-attr]  # checked in __init__
-        row = JournalRow(
-            event_id=f"{self.run_id}:{seq}", seq=seq, run_id=self.run_id, session_id=self.session_id,
-            event=event, type=event, created_at=ts, terminal=state is not None, terminal_state=state, payload=payload,
-        )
-        return Appended(row, line)
+        return Appended(seq, state is not None, ts, line)
 
     def _event_part(self, event: str) -> bytes:
         """Check an event name once, and keep its piece of the envelope."""
@@ -258,12 +270,13 @@ def truncate_payload(payload: dict[str, Any], max_bytes: int, original_bytes: in
 
 
 #: The line of a non-terminal event: prefix, seq, seq, event part, created_at, payload.
-_LINE = b'%b%d","seq":%d%b%r,"terminal":false,"terminal_state":null,"payload":%b}\n'
-_TERMINAL_LINE = b'%b%d","seq":%d%b%r,"terminal":true,"terminal_state":"%b","payload":%b}\n'
+_LINE = b'%b%d","seq":%d%b%b,"terminal":false,"terminal_state":null,"payload":%b}\n'
+_TERMINAL_LINE = b'%b%d","seq":%d%b%b,"terminal":true,"terminal_state":"%b","payload":%b}\n'
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
+def _write_rest(fd: int, data: bytes, written: int) -> None:
+    """Finish a short write: the line is whole before `append` returns."""
+    view = memoryview(data)[written:]
     while view:
         view = view[os.write(fd, view):]
 

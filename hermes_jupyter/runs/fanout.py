@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass
 from typing import AsyncIterator, Callable
 
-from .. import events
 from ..journal import Appended, Journals
 
 #: Rows kept in memory per live run; older ones are read back from the journal.
@@ -50,14 +49,14 @@ class RunChannel:
         """Make a journaled row visible to observers."""
         rows = self._rows
         if not rows:
-            self._first_seq = appended.row.seq
+            self._first_seq = appended.seq
         rows.append(appended)
-        self.last_seq = appended.row.seq
+        self.last_seq = appended.seq
         if len(rows) > 2 * self.window:
             cut = len(rows) - self.window
             del rows[:cut]
             self._first_seq += cut
-        if appended.row.terminal:
+        if appended.terminal:
             self.closed = True
         self._wake()
 
@@ -116,8 +115,8 @@ class Observer:
         while not self.finished:
             rows = await self._next_rows()
             if rows:
-                self.cursor = rows[-1].row.seq
-                self.finished = rows[-1].row.terminal is True
+                self.cursor = rows[-1].seq
+                self.finished = rows[-1].terminal
                 idle_since = time.monotonic()
                 yield rows
                 continue
@@ -139,7 +138,7 @@ class Observer:
 
     def _read_journal(self) -> list[Appended]:
         result = self.journals.read(self.session_id, self.run_id, after_seq=self.cursor, limit=self.batch)
-        return [Appended(row, events.encode_row(row) + b"\n") for row in result.rows]
+        return [Appended.of(row) for row in result.rows]
 
 
 class RunObservers:
