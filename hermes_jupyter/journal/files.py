@@ -232,20 +232,33 @@ def exists_in(dir_fd: int, name: str) -> bool:
     return True
 
 
-def remove(live: Path) -> int:
-    """Delete both forms of a journal (never through a link); returns the bytes freed."""
+def remove_if_idle(live: Path) -> int | None:
+    """Delete both forms of a journal (never through a link) unless a writer holds it; returns the
+    bytes freed, or None when a writer was found. The live form is removed while this holds its
+    `flock`, so no writer can be appending to what is deleted."""
     dir_fd = open_folder(live.parent)
-    freed = 0
     try:
-        for name in (live.name, live.name + ".gz"):
-            try:
-                freed += os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_size
-                os.unlink(name, dir_fd=dir_fd)
-            except FileNotFoundError:
-                continue
-        os.fsync(dir_fd)
+        try:
+            fd: int | None = open_in(dir_fd, live.name)
+        except FileNotFoundError:
+            fd = None
+        try:
+            if fd is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return None
+            freed = 0
+            for name in (live.name + ".gz", live.name):
+                try:
+                    freed += os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_size
+                    os.unlink(name, dir_fd=dir_fd)
+                except FileNotFoundError:
+                    continue
+            os.fsync(dir_fd)
+            return freed
+        finally:
+            if fd is not None:
+                os.close(fd)
     finally:
         os.close(dir_fd)
-    return freed
-
-
