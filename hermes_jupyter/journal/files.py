@@ -29,8 +29,9 @@ LIVE_SUFFIX = ".jsonl"
 SEALED_SUFFIX = ".jsonl.gz"
 _TMP_SUFFIX = ".tmp"
 _COPY_CHUNK = 1 << 20
-#: gzip level for sealing: 9 costs little more than 6 on these highly repetitive lines and saves a few %.
-SEAL_LEVEL = 9
+#: gzip level for sealing. Measured on a 2,000-token answer (400 KB live): 6 gives 26 KB in 8 ms,
+#: 9 gives 25 KB in 17 ms, 1 gives 28 KB in 2 ms; 6 is the knee.
+SEAL_LEVEL = 6
 
 
 #: `is_settled(fd)`: is the run of this open (and flocked) live journal over?

@@ -154,6 +154,8 @@ class RunJournal:
         #: cleared before the fsync, so a write is always covered by a mark or by the fsync after it.
         self._sync_lock = threading.Lock()
         self._dirty = False
+        #: The last seq an fsync covered (-1: unknown): closing after a terminal row's fsync needs no second one.
+        self._synced_seq = -1
         self._prefix = f'{{"version":1,"event_id":"{run_id}:'.encode()
         self._mid = f',"run_id":"{run_id}","session_id":"{session_id}","event":"'.encode()
         #: Per event name: the checked name's bytes up to `created_at` (built once per name).
@@ -219,6 +221,7 @@ class RunJournal:
         self.last_seq = seq
         if state is not None or self.durability == "every":
             os.fsync(fd)
+            self._synced_seq = seq
         elif not self._dirty and self.durability == "batch":
             self._dirty = True
             self._committer.mark(self)  # type: ignore[union-attr]  # checked in __init__
@@ -236,15 +239,18 @@ class RunJournal:
         """Fsync what was written so far (the group committer calls this)."""
         with self._sync_lock:
             self._dirty = False  # before the fsync: a write after this point marks again
-            if self._fd >= 0:
+            seq = self.last_seq
+            if self._fd >= 0 and seq != self._synced_seq:
                 os.fsync(self._fd)
+                self._synced_seq = seq
 
     def close(self) -> None:
         with self._sync_lock:
             if self._fd < 0:
                 return
             try:
-                os.fsync(self._fd)
+                if self._synced_seq != self.last_seq:
+                    os.fsync(self._fd)
             finally:
                 os.close(self._fd)  # closing releases the flock
                 self._fd = -1

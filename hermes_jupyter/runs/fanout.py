@@ -67,8 +67,7 @@ class RunChannel:
     def _wake(self) -> None:
         waiters, self._waiters = self._waiters, []
         for fut in waiters:
-            if not fut.done():
-                fut.set_result(None)
+            _resolve(fut)
 
     def window_after(self, cursor: int) -> list[Appended] | None:
         """Rows with seq > cursor from memory, or None if some of them already left the window."""
@@ -78,12 +77,21 @@ class RunChannel:
         return self._rows[max(0, start):]
 
     async def wait(self, timeout_s: float) -> None:
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Until the next publish or close, or `timeout_s`. One future and one timer handle per
+        wait (`asyncio.wait_for` would add a second future and callbacks for every row)."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
         self._waiters.append(fut)
+        timer = loop.call_later(timeout_s, _resolve, fut)
         try:
-            await asyncio.wait_for(fut, timeout_s)
-        except TimeoutError:
-            pass
+            await fut
+        finally:
+            timer.cancel()
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 class Observer:
