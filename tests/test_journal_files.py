@@ -128,8 +128,6 @@ def test_a_symlinked_session_folder_is_refused(journals: Journals, tmp_path: Pat
         journals.append(SID, RUN, "token", {"text": "x"})
     assert os.listdir(elsewhere) == []
     assert journals.run_ids(SID) == [] and SID not in journals.session_ids()
-    journals.delete_session(SID)
-    assert elsewhere.is_dir() and not (journals.root / SID).exists()
 
 
 @pytest.mark.parametrize("size", [10_000, 3 << 20], ids=["over-the-cap", "over-a-read-chunk"])

@@ -229,10 +229,7 @@ class Journals:
         with self._lock:
             for key in [k for k in self._writers if k[0] == session_id]:
                 self._writers.pop(key).close()
-        if folder.is_symlink():  # never delete through a link: drop the link itself
-            folder.unlink()
-            fsync_dir(self.root)
-        elif folder.is_dir():
+        if folder.is_dir():
             for name in os.listdir(folder):
                 os.unlink(folder / name)
             folder.rmdir()

@@ -215,9 +215,13 @@ class RunJournal:
             line = _LINE % (self._prefix, seq, seq, part, orjson.dumps(ts), payload_bytes)
         else:
             line = _TERMINAL_LINE % (self._prefix, seq, seq, part, orjson.dumps(ts), state.encode(), payload_bytes)
-        written = os.write(fd, line)
-        if written != len(line):
-            _write_rest(fd, line, written)
+        try:
+            written = os.write(fd, line)
+            if written != len(line):
+                _write_rest(fd, line, written)
+        except OSError:
+            _cut_torn_tail(fd, self.path)  # a failed write (a full disk) must not leave half a row
+            raise
         self.last_seq = seq
         if state is not None or self.durability == "every":
             os.fsync(fd)
