@@ -65,6 +65,10 @@ class GcReport:
                 f"Dry run: removing {self.pruned} of {self.checked} run journals would free {freed}.{squeeze}"
                 f"{kept} Nothing was changed."
             )
+        if not (self.pruned or self.compressed):
+            return (
+                f"Nothing to free: {self.checked} run journals checked, {_human(self.total_bytes_after)} in all.{kept}"
+            )
         return (
             f"Freed {freed}: removed {self.pruned} and compressed {self.compressed} of {self.checked} run journals."
             f"{kept} Journals now take {_human(self.total_bytes_after)}."

@@ -133,6 +133,9 @@ def test_settled_live_journals_are_compressed_and_read_back(hermes_core: Core) -
     assert not path.exists() and files.sealed_path(path).exists()
     assert report.freed_bytes == report.compressible_bytes - files.sealed_path(path).stat().st_size
     assert hermes_core.journals.read_rows("s1", "r1") == rows
+    again = collect(hermes_core.store, hermes_core.journals, KEEP_ALL)
+    assert (again.compressed, again.pruned, again.checked) == (0, 0, 1)
+    assert again.sentence().startswith("Nothing to free: 1 run journals checked")
 
 
 def test_a_dry_run_changes_nothing_and_says_what_it_would_free(hermes_core: Core) -> None:
