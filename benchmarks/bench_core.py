@@ -145,7 +145,7 @@ def bench_settled_bytes(root: Path, tokens: int = 2_000) -> dict[str, object]:
         return session.session_id, run.run_id
 
     sid, run_id = asyncio.run(turn())
-    manager.io.shutdown(wait=True)  # the seal runs on the I/O pool after the settle
+    manager.sealer.shutdown(wait=True)  # the seal runs on its own thread after the settle
     folder = journals.root / sid
     on_disk = {name: (folder / name).stat().st_size for name in os.listdir(folder)}
     with open_stream(journals.path(sid, run_id)) as fh:

@@ -105,6 +105,8 @@ class RunManager:
         # Admission and settle I/O (fsyncs) run here: few threads, so a burst of them cannot crowd
         # the event loop out of the GIL while it delivers other runs' events.
         self.io = ThreadPoolExecutor(max_workers=io_workers, thread_name_prefix="hermes-io")
+        #: Compressing settled journals is background work: its own thread, never ahead of an admission or settle.
+        self.sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-seal")
 
     async def offload(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run blocking store or journal work on the manager's small I/O pool."""
@@ -478,7 +480,7 @@ class RunManager:
         self._forget(run, loop)
         self.status.remember(run.run_id, run.session_id)
         if self.seal_journals:
-            loop.run_in_executor(self.io, self._seal, run)
+            loop.run_in_executor(self.sealer, self._seal, run)
         run.done.set()
         self.on_lifecycle(lifecycle, self._describe(run))
 
