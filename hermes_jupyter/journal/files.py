@@ -167,7 +167,9 @@ def seal(live: Path, is_settled: Settled) -> int | None:
     `is_settled(fd)` is asked while this holds the journal's `flock`, so no writer can
     hold or take it meanwhile; it says whether the run is over (its tail has a terminal row,
     or its session has moved on). A `.jsonl` already beside a `.gz` is a leftover of a crash
-    between rename and unlink: it is removed.
+    between rename and unlink: it is removed. For the few milliseconds of a seal the journal
+    looks written-to to `writer_alive` (its lock is held); the runs sealed are over, and a
+    reader that asks then only waits for the next look.
     """
     dir_fd = open_folder(live.parent)
     try:
