@@ -27,7 +27,6 @@ from typing import Callable, Iterator
 import orjson
 
 from hermes_jupyter.journal import Journals
-from hermes_jupyter.journal.files import open_stream
 from hermes_jupyter.liveness import LiveRuns
 from hermes_jupyter.recovery import Recovery
 from hermes_jupyter.store import Session, SessionStore
@@ -133,6 +132,7 @@ def bench_settled_bytes(root: Path, tokens: int = 2_000) -> dict[str, object]:
     """A real demo turn of `tokens` tokens through RunManager: the live journal's size at its terminal
     row, and what stays on disk once the run is settled and its journal sealed."""
     from hermes_jupyter.agents.demo import DemoAgent
+    from hermes_jupyter.journal.files import open_stream
     from hermes_jupyter.runs.manager import RunManager
 
     store, journals, live = SessionStore(root / "settled" / "sessions"), Journals(root / "settled" / "runs"), LiveRuns()
