@@ -84,6 +84,7 @@ class RunManager:
         heartbeat_s: float = 15.0,
         on_lifecycle: Lifecycle | None = None,
         io_workers: int = 2,
+        seal_journals: bool = True,
     ) -> None:
         self.store = store
         self.journals = journals
@@ -97,12 +98,15 @@ class RunManager:
         self.status = RunStatusIndex(journals)
         self.on_lifecycle = on_lifecycle or (lambda name, data: None)
         self.draining = False
+        self.seal_journals = seal_journals
         self._runs: dict[str, Run] = {}
         self._generations: dict[str, int] = {}
         self._generation_lock = threading.Lock()
         # Admission and settle I/O (fsyncs) run here: few threads, so a burst of them cannot crowd
         # the event loop out of the GIL while it delivers other runs' events.
         self.io = ThreadPoolExecutor(max_workers=io_workers, thread_name_prefix="hermes-io")
+        #: Compressing settled journals is background work: its own thread, never ahead of an admission or settle.
+        self.sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-seal")
 
     async def offload(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run blocking store or journal work on the manager's small I/O pool."""
@@ -472,10 +476,20 @@ class RunManager:
 
     def _finish(self, run: Run, lifecycle: str) -> None:
         run.state = "settled"
-        self._forget(run, asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        self._forget(run, loop)
         self.status.remember(run.run_id, run.session_id)
+        if self.seal_journals:
+            loop.run_in_executor(self.sealer, self._seal, run)
         run.done.set()
         self.on_lifecycle(lifecycle, self._describe(run))
+
+    def _seal(self, run: Run) -> None:
+        """Compress the settled run's journal: its terminal row is written and its writer closed."""
+        try:
+            self.journals.seal(run.session_id, run.run_id)
+        except Exception:  # the live form stays readable; a later collection seals it
+            log.exception("could not compress the journal of run %s", run.run_id)
 
     def _forget(self, run: Run, loop: asyncio.AbstractEventLoop) -> None:
         self.live.unregister_worker(run.run_id)

@@ -24,7 +24,6 @@ class RunSink:
         self._writer = writer
         self._channel = channel
         self._loop = loop
-        self._loop_thread = threading.get_ident()
         self._lock = threading.Lock()
         self._open = True
         self._queued = 0
@@ -51,7 +50,8 @@ class RunSink:
             return appended
 
     def _publish_locked(self, appended: Appended) -> None:
-        if threading.get_ident() == self._loop_thread and self._queued == 0:
+        # On the loop itself (the common case: async backends) publish at once, no self-pipe wake-up.
+        if self._queued == 0 and _running_loop() is self._loop:
             self._channel.publish(appended)
             return
         self._queued += 1
@@ -61,3 +61,12 @@ class RunSink:
         with self._lock:
             self._queued -= 1
         self._channel.publish(appended)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The loop running in this thread, if any. (The sink is built off the loop, on the admission
+    thread, so the loop's thread cannot be taken from where it is constructed.)"""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

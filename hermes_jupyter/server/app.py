@@ -18,7 +18,7 @@ from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import PeriodicCallback
-from traitlets import Enum, Float, Int, List, Unicode, default
+from traitlets import Bool, Enum, Float, Int, List, Unicode, default
 
 from ..agents.approvals import ApprovalBroker
 from ..agents.base import AgentBackend
@@ -29,6 +29,7 @@ from ..liveness import LiveRuns
 from ..paths import core_transcript_dir, default_state_dir
 from ..recovery import Recovery, RecoveryPolicy
 from ..redact import Redactor
+from ..retention import RetentionPolicy, collect
 from ..runs.manager import RunManager
 from ..store import SessionStore
 from .handlers import default_handlers
@@ -79,6 +80,20 @@ class HermesJupyter(ExtensionApp):
         "terminal: fsync only terminal events.",
     )
     journal_fsync_window = Float(0.02, config=True, help="Seconds between group-commit fsyncs (default 0.02).")
+    journal_compress = Bool(
+        True, config=True,
+        help="Compress a run's journal (runs/<sid>/<run_id>.jsonl.gz) once the run is settled; readers take both forms.",
+    )
+    journal_retention_days = Float(
+        RetentionPolicy.max_age_days, config=True,
+        help="Remove journals of settled runs not written for this many days (0: keep them). A journal is never "
+        "removed while its session still needs it to recover a turn; the session keeps the whole conversation.",
+    )
+    journal_max_bytes = Int(
+        RetentionPolicy.max_total_bytes, config=True,
+        help="Remove journals of settled runs, oldest first, while all journals take more than this (0: no cap).",
+    )
+    journal_gc_interval = Float(3600.0, config=True, help="Seconds between journal collections (0: only at start).")
     max_event_bytes = Int(256 * 1024, config=True, help="Largest journaled payload in bytes; larger ones are truncated.")
     max_request_bytes = Int(1 << 20, config=True, help="Largest accepted request body in bytes (413 above).")
     kernel_restart_policy = Enum(
@@ -122,6 +137,7 @@ class HermesJupyter(ExtensionApp):
         manager = RunManager(
             store, journals, recovery, live, self._build_backends(approvals), default_backend=self.backend,
             cancel_grace_s=self.cancel_grace, heartbeat_s=self.heartbeat_interval, on_lifecycle=telemetry.lifecycle,
+            seal_journals=self.journal_compress,
         )
         self.hermes = HermesServices(
             state_dir=state, store=store, journals=journals, live=live, recovery=recovery, manager=manager,
@@ -182,6 +198,10 @@ class HermesJupyter(ExtensionApp):
         _drain_on_sigint(serverapp)
         self._activity = PeriodicCallback(self._mark_activity, 30_000)
         self._activity.start()
+        self._gc: PeriodicCallback | None = None
+        if self.journal_gc_interval > 0:
+            self._gc = PeriodicCallback(self._collect_journals, self.journal_gc_interval * 1000)
+            self._gc.start()
 
     def _mark_activity(self) -> None:
         """Active runs count as activity, so an idle culler never culls a server mid-run."""
@@ -199,15 +219,30 @@ class HermesJupyter(ExtensionApp):
                 except Exception:  # one unreadable session must not stop the scan
                     self.log.exception("startup repair of session %s failed", row["session_id"])
         self.log.info("hermes_jupyter: startup scan checked %d sessions", len(rows))
+        await self._collect_journals()  # after the repairs: settled sessions free their journals
+
+    async def _collect_journals(self) -> None:
+        """Compress and prune journals per the retention settings, off the event loop."""
+        policy = RetentionPolicy(
+            max_age_days=self.journal_retention_days, max_total_bytes=self.journal_max_bytes,
+            compress=self.journal_compress,
+        )
+        try:
+            report = await asyncio.to_thread(collect, self.hermes.store, self.hermes.journals, policy)
+        except Exception:  # retention must never take the server down
+            self.log.exception("hermes_jupyter: journal collection failed")
+            return
+        if report.pruned or report.compressed:
+            self.log.info("hermes_jupyter: %s", report.sentence())
 
     async def stop_extension(self) -> None:
         """Drain: refuse new runs, wait up to drain_timeout, settle the rest as server_shutdown."""
         hermes = getattr(self, "hermes", None)
         if hermes is None:
             return
-        activity = getattr(self, "_activity", None)
-        if activity is not None:
-            activity.stop()
+        for timer in (getattr(self, "_activity", None), getattr(self, "_gc", None)):
+            if timer is not None:
+                timer.stop()
         left = await hermes.manager.drain(self.drain_timeout)
         if left:
             self.log.warning("hermes_jupyter: interrupted %d runs at shutdown: %s", len(left), left)

@@ -1,9 +1,12 @@
 """WebSocket run stream: one journal row per message from a cursor, live until the terminal row.
 
 The handler only connects a socket to a run observer (runs/fanout.py) and
-forwards; cursors, backfill and ordering live there. Writes are awaited, so a
-slow client only slows itself. When idle it sends `{"type": "heartbeat"}`
-(more often than the 30 s after which proxies drop idle connections).
+forwards; cursors, backfill and ordering live there. A batch of rows goes out as
+the journal's own lines, framed together in one socket write (`frames.py`), with
+no JSON work per message. The pump waits for a write only when the socket did
+not take it at once, so a slow client only slows itself and a fast one costs no
+extra loop turn per row. When idle it sends `{"type": "heartbeat"}` (more often
+than the 30 s after which proxies drop idle connections).
 """
 
 from __future__ import annotations
@@ -16,12 +19,15 @@ from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import ws_authenticated
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web
+from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from ..ids import InvalidId, validate_id
+from ..journal import Appended
 from ..runs.fanout import Heartbeat, Observer
 from ..runs.status import UnknownRun
 from .kernel_token import KernelTokenAuth
+from .frames import raw_stream, text_frames
 from .services import HermesServices
 
 
@@ -72,13 +78,28 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
                 if isinstance(batch, Heartbeat):
                     await self.write_message(json.dumps({"type": "heartbeat", "last_seq": batch.last_seq}))
                     continue
-                last: Any = None
-                for appended in batch:
-                    last = self.write_message(appended.line.rstrip(b"\n").decode())
-                await last
+                pending = self._send_rows(batch)
+                if pending is not None and not pending.done():
+                    await pending  # the socket is full: wait for this client, and only for it
             self.close(1000, "run ended")
         except WebSocketClosedError:
             pass
+
+    def _send_rows(self, batch: list[Appended]) -> Any:
+        """Write a batch of rows, one text message each; returns the write's future."""
+        connection = self.ws_connection
+        if connection is None or connection.is_closing():
+            raise WebSocketClosedError()
+        stream = raw_stream(connection)
+        if stream is None:  # compression or an unusual protocol: tornado frames each message
+            last: Any = None
+            for appended in batch:
+                last = self.write_message(appended.line[:-1])
+            return last
+        try:
+            return stream.write(text_frames(a.line for a in batch))
+        except StreamClosedError:
+            raise WebSocketClosedError() from None
 
     def on_message(self, message: str | bytes) -> None:
         """Clients only listen; anything they send is ignored."""
