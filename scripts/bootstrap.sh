@@ -2,6 +2,10 @@
 # Creates .venv (Python 3.11+) and installs hermes-jupyter into it, editable, with the given extras.
 # The wheel build runs npm for the labextension (hatch-jupyter-builder), so node 20 / npm must be on PATH.
 # Usage: scripts/bootstrap.sh [EXTRAS]   e.g. scripts/bootstrap.sh test
+#
+# The install is skipped when nothing it depends on changed since the last one: a stamp in .venv
+# records the extras and a checksum of what pip and the labextension build read (the Python
+# sources need no reinstall: the install is editable). HERMES_JUPYTER_REINSTALL=1 forces it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +16,40 @@ if [ -z "$python" ]; then
     if command -v "$candidate" >/dev/null 2>&1; then python="$candidate"; break; fi
   done
 fi
+stamp_file=.venv/.hermes-jupyter-install
+
+# What the install reads besides the Python sources, one checksum line per file, in a stable order.
+install_inputs() {
+  local paths=(pyproject.toml install.json jupyter-config labextension/package.json
+    labextension/package-lock.json labextension/tsconfig.json labextension/src labextension/style
+    labextension/schema)
+  local existing=()
+  for p in "${paths[@]}"; do [ -e "$p" ] && existing+=("$p"); done
+  find "${existing[@]}" -type f ! -path '*/node_modules/*' ! -path '*/__tests__/*' | LC_ALL=C sort | xargs cksum
+}
+
+# The stamp of the wanted install: the extras, then one checksum of the inputs.
+wanted_stamp() {
+  echo "extras=$extras"
+  install_inputs | cksum
+}
+
+# Up to date when the inputs match and the stamped extras include the wanted ones (a `test`
+# install serves a plain one), and the labextension is still in the venv.
+up_to_date() {
+  [ -x .venv/bin/python ] && [ -f "$stamp_file" ] || return 1
+  [ -f .venv/share/jupyter/labextensions/hermes-jupyter/package.json ] || return 1
+  local stamped_extras stamped_sum
+  stamped_extras="$(sed -n 's/^extras=//p' "$stamp_file")"
+  stamped_sum="$(sed -n '2p' "$stamp_file")"
+  [ "$stamped_sum" = "$(install_inputs | cksum)" ] || return 1
+  [ -z "$extras" ] || [ "$extras" = "$stamped_extras" ]
+}
+
+if up_to_date; then
+  echo "bootstrap: hermes-jupyter is installed and nothing it depends on changed (HERMES_JUPYTER_REINSTALL=1 forces a reinstall)"
+  [ "${HERMES_JUPYTER_REINSTALL:-}" = "1" ] || exit 0
+fi
 if [ ! -x .venv/bin/python ]; then
   echo "bootstrap: creating .venv with $python"
   "$python" -m venv .venv
@@ -19,5 +57,8 @@ fi
 target="."
 [ -n "$extras" ] && target=".[$extras]"
 echo "bootstrap: installing hermes-jupyter$( [ -n "$extras" ] && echo "[$extras]" ) (builds the labextension on first run)"
+stamp="$(wanted_stamp)"  # before the install: an edit made meanwhile triggers the next one
+rm -f "$stamp_file"
 .venv/bin/python -m pip install --disable-pip-version-check -q -e "$target"
 .venv/bin/python -c "import hermes_jupyter.server.app" # fail loudly if the install did not take
+echo "$stamp" >"$stamp_file"
