@@ -177,10 +177,12 @@ class HermesMagics(Magics):
         return kernel_context(self.shell, self.client.server)
 
     def _resolve_session(self, request: Request, ctx: KernelContext) -> str:
-        """`--session NAME`: the session titled NAME; `--new`: a fresh one; else this notebook's latest."""
-        title = Path(ctx.notebook_path).name if ctx.notebook_path else "IPython kernel"
+        """`--session NAME`: the session titled NAME; `--new`: a fresh one; else this notebook's latest.
+
+        A fresh session gets no title here: the server names it after its first prompt.
+        """
         if request.new:
-            created = self.client.create_session(title=title, notebook_path=ctx.notebook_path, kernel_id=ctx.kernel_id)
+            created = self.client.create_session(notebook_path=ctx.notebook_path, kernel_id=ctx.kernel_id)
             self.session_id = str(created["session_id"])
         elif request.session:
             named = [s for s in self.client.list_sessions() if s.get("title") == request.session]
@@ -196,7 +198,7 @@ class HermesMagics(Magics):
             if mine:
                 self.session_id = str(mine[0]["session_id"])
             else:
-                created = self.client.create_session(title=title, notebook_path=ctx.notebook_path, kernel_id=ctx.kernel_id)
+                created = self.client.create_session(notebook_path=ctx.notebook_path, kernel_id=ctx.kernel_id)
                 self.session_id = str(created["session_id"])
         return self.session_id
 
