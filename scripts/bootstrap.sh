@@ -56,9 +56,39 @@ if [ ! -x .venv/bin/python ]; then
 fi
 target="."
 [ -n "$extras" ] && target=".[$extras]"
+pip=(.venv/bin/python -m pip install --disable-pip-version-check -q)
+
+# What pip would fetch for `$target`, plus the build backend, read from pyproject.toml.
+requirements() {
+  .venv/bin/python - "$extras" <<'PY'
+import sys, tomllib
+with open("pyproject.toml", "rb") as f:
+    data = tomllib.load(f)
+wanted = [e for e in sys.argv[1].split(",") if e]
+extras = data["project"].get("optional-dependencies", {})
+print("\n".join([*data["build-system"]["requires"], *data["project"]["dependencies"],
+                 *(r for e in wanted for r in extras.get(e, []))]))
+PY
+}
+
+# A fresh checkout (no labextension built yet): build it while pip fetches the dependencies (the
+# two slow parts, one CPU-bound, one network-bound), then install the package itself with
+# neither left to do. Anything that fails here falls back to the plain install, which says why.
+install_in_parallel() {
+  [ ! -d hermes_jupyter/labextension ] && command -v npm >/dev/null 2>&1 || return 1
+  echo "bootstrap: building the labextension while pip installs the dependencies"
+  (cd labextension && npm install --no-audit --no-fund && npm run build) >.venv/labextension-build.log 2>&1 &
+  local npm_pid=$!
+  local reqs
+  reqs="$(requirements)" && mapfile -t reqs_list <<<"$reqs" && "${pip[@]}" "${reqs_list[@]}" || {
+    kill "$npm_pid" 2>/dev/null; wait "$npm_pid" 2>/dev/null; return 1; }
+  wait "$npm_pid" || return 1
+  "${pip[@]}" --no-build-isolation -e "$target"
+}
+
 echo "bootstrap: installing hermes-jupyter$( [ -n "$extras" ] && echo "[$extras]" ) (builds the labextension on first run)"
 stamp="$(wanted_stamp)"  # before the install: an edit made meanwhile triggers the next one
 rm -f "$stamp_file"
-.venv/bin/python -m pip install --disable-pip-version-check -q -e "$target"
+install_in_parallel || "${pip[@]}" -e "$target"
 .venv/bin/python -c "import hermes_jupyter.server.app" # fail loudly if the install did not take
 echo "$stamp" >"$stamp_file"

@@ -5,6 +5,7 @@ The venv's python is a stand-in that records its calls, so no real pip runs.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -35,6 +36,7 @@ def checkout(tmp_path: Path) -> Path:
         elif src.exists():
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(src, dst)
+    (root / "hermes_jupyter" / "labextension").mkdir(parents=True)  # built already, as after a first install
     python = root / ".venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
     python.write_text(FAKE_PYTHON)
@@ -42,11 +44,12 @@ def checkout(tmp_path: Path) -> Path:
     return root
 
 
-def pip_installs(root: Path, *extras: str) -> int:
+def pip_installs(root: Path, *extras: str, env: dict[str, str] | None = None) -> int:
     """Run bootstrap.sh once; how many pip installs it made."""
     log = root / ".venv" / "calls.log"
     before = log.read_text().count("-m pip install") if log.exists() else 0
-    done = subprocess.run(["bash", "scripts/bootstrap.sh", *extras], cwd=root, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(["bash", "scripts/bootstrap.sh", *extras], cwd=root, capture_output=True, text=True,
+                          timeout=60, env=env)
     assert done.returncode == 0, done.stderr
     return log.read_text().count("-m pip install") - before
 
@@ -76,6 +79,27 @@ def test_extras_and_a_missing_labextension_reinstall(tmp_path: Path) -> None:
 def test_python_sources_need_no_reinstall(tmp_path: Path) -> None:
     root = checkout(tmp_path)
     assert pip_installs(root) == 1
-    (root / "hermes_jupyter").mkdir()
     (root / "hermes_jupyter" / "cli.py").write_text("# edited\n", encoding="utf-8")  # the install is editable
     assert pip_installs(root) == 0
+
+
+FAKE_NPM = """#!/bin/sh
+echo "npm $*" >>"$NPM_LOG"
+case "$*" in run*) mkdir -p ../hermes_jupyter/labextension/static ;; esac
+"""
+
+
+def test_a_fresh_checkout_builds_the_labextension_while_pip_fetches_the_dependencies(tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    shutil.rmtree(root / "hermes_jupyter")  # a fresh clone: nothing built yet
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "npm").write_text(FAKE_NPM)
+    (bin_dir / "npm").chmod(0o755)
+    npm_log = tmp_path / "npm.log"
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "NPM_LOG": str(npm_log)}
+    assert pip_installs(root, env=env) == 2  # the dependencies, then the package without building anything
+    installs = [c for c in (root / ".venv" / "calls.log").read_text().splitlines() if "-m pip install" in c]
+    assert installs[-1].endswith("--no-build-isolation -e .")
+    assert npm_log.read_text().splitlines() == ["npm install --no-audit --no-fund", "npm run build"]
+    assert pip_installs(root, env=env) == 0
