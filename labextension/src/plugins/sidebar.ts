@@ -76,21 +76,28 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-/** Notebook 7's shell: side panels are hidden until expanded (its activateById skips them). */
+/**
+ * Notebook 7's shell: side panels are hidden until expanded (its activateById
+ * skips them), and a panel only shown, not marked shown, hides again as soon as
+ * another plugin adds a widget to it.
+ */
 interface ISidePanelShell {
   expandLeft(id?: string): void;
+  leftHandler: { show(): void };
 }
 
 /** Notebook 7 names its page (tree, notebooks, …) in the page config; JupyterLab does not. */
 function isNotebookShell(shell: unknown): shell is ISidePanelShell {
   return (
     !!PageConfig.getOption('notebookPage') &&
-    typeof (shell as Partial<ISidePanelShell>).expandLeft === 'function'
+    typeof (shell as Partial<ISidePanelShell>).expandLeft === 'function' &&
+    typeof (shell as Partial<ISidePanelShell>).leftHandler?.show === 'function'
   );
 }
 
 function showPanel(app: JupyterFrontEnd, id: string): void {
   if (isNotebookShell(app.shell)) {
+    app.shell.leftHandler.show();
     app.shell.expandLeft(id);
   } else {
     app.shell.activateById(id);

@@ -67,7 +67,7 @@ export function Composer(props: IComposerProps): JSX.Element {
       <textarea
         className="jp-HermesComposer-input"
         data-testid="hermes-composer"
-        placeholder="Ask Hermes… (Enter to send, Shift+Enter for a new line, ↑ for the last prompt)"
+        placeholder="Ask Hermes… (Enter sends, Shift+Enter adds a line, ↑ recalls)"
         aria-label="Message to Hermes"
         rows={3}
         value={text}
