@@ -20,6 +20,7 @@ import orjson
 
 from .fsio import atomic_write, ensure_dir
 from .ids import new_session_id, validate_id
+from .titles import UNTITLED, subtitle
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ class Session:
     """A session sidecar. Unknown keys found on disk are kept in `extra` and written back."""
 
     session_id: str
-    title: str = "New session"
+    title: str = UNTITLED
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
     backend: str = "demo"
@@ -83,7 +84,7 @@ class Session:
             "updated_at": self.updated_at, "backend": self.backend, "model": self.model,
             "message_count": len(self.messages), "active_stream_id": self.active_stream_id,
             "last_run_id": self.last_run_id, "notebook_path": self.notebook_path,
-            "kernel_id": self.kernel_id,
+            "subtitle": subtitle(self.notebook_path), "kernel_id": self.kernel_id,
         }
 
     @property
@@ -92,6 +93,7 @@ class Session:
 
 
 _FIELDS = tuple(f for f in fields(Session) if f.name != "extra")
+_COMPACT_KEYS = frozenset(Session("x").compact())
 
 
 class SessionStore:
@@ -263,7 +265,7 @@ class SessionStore:
                 sid = name[:-5]
                 mtime = entry.stat().st_mtime_ns
                 row = index.get(sid)
-                if row is None or row.get("mtime_ns") != mtime:
+                if row is None or row.get("mtime_ns") != mtime or _stale_shape(row):
                     row = self._index_row_from_disk(Path(entry.path), sid, mtime)
                     changed = True
                 fresh[sid] = row
@@ -315,6 +317,11 @@ class SessionStore:
         if timer is not None:
             timer.cancel()
             self.flush_index()
+
+
+def _stale_shape(row: dict[str, Any]) -> bool:
+    """An index row written by an older version lacks fields a listing row has now: re-read its sidecar."""
+    return not row.get("corrupt") and not _COMPACT_KEYS <= row.keys()
 
 
 def _mtime_ns(path: Path) -> int:

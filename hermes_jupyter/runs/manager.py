@@ -25,6 +25,7 @@ from ..journal import Journals
 from ..liveness import LiveRuns
 from ..recovery import Recovery
 from ..store import Session, SessionStore
+from ..titles import title_for_turn
 from ..transcript import api_messages
 from . import settle
 from .binding import sync_session_split
@@ -195,6 +196,9 @@ class RunManager:
         session.pending_attachments = list(attachments)
         session.pending_started_at = run.started_at
         session.last_run_id = run_id
+        title = title_for_turn(session.title, session.messages, message)
+        if title is not None:
+            session.title = title
         if notebook is not None:
             session.notebook_path = notebook.notebook_path or session.notebook_path
             session.cell_id = notebook.cell_id

@@ -19,9 +19,11 @@ from tornado import web
 from ..agents.approvals import UnknownApproval
 from ..agents.base import NotebookBinding
 from ..ids import InvalidId, validate_id
+from ..runs.first_turn import create_with_first_turn, discard_session
 from ..runs.manager import Draining, NothingToRetry, RunActive
 from ..runs.status import UnknownRun
 from ..store import CorruptSession, Session, UnknownSession
+from ..titles import UNTITLED
 from .kernel_token import KernelTokenAuth
 from .services import HermesServices
 
@@ -100,6 +102,13 @@ def _optional_str(body: dict[str, Any], key: str, max_len: int = 4096) -> str | 
     return value
 
 
+def _message(body: dict[str, Any]) -> str:
+    message = body.get("message")
+    if not isinstance(message, str) or not message.strip():
+        raise web.HTTPError(400, "%s", "message must be a non-empty string")
+    return message
+
+
 class SessionRootHandler(HermesHandler):
     auth_resource = "hermes:sessions"
 
@@ -121,13 +130,18 @@ class SessionRootHandler(HermesHandler):
         backend = _optional_str(body, "backend") or self.hermes.default_backend
         if backend not in self.hermes.allowed_backends:
             raise web.HTTPError(400, "%s", f"backend {backend!r} is not allowed here")
-        session = await self.hermes.manager.offload(
-            self.hermes.store.create,
-            title=_optional_str(body, "title", 200) or "New session", backend=backend,
+        fields: dict[str, Any] = dict(
+            title=_optional_str(body, "title", 200) or UNTITLED, backend=backend,
             model=_optional_str(body, "model", 200), notebook_path=_optional_str(body, "notebook_path"),
             cell_id=_optional_str(body, "cell_id", 200), kernel_id=_optional_str(body, "kernel_id", 200),
         )
-        self.answer(session.to_json(), 201)
+        if body.get("message") is None:
+            session = await self.hermes.manager.offload(self.hermes.store.create, **fields)
+            self.answer(session.to_json(), 201)
+            return
+        message = _message(body)  # create and run in one step: a turn that cannot start leaves no session
+        session, run = await create_with_first_turn(self.hermes.manager, message, **fields)
+        self.answer({**session.to_json(), "run_id": run.run_id}, 201)
 
 
 class SessionHandler(HermesHandler):
@@ -165,14 +179,9 @@ class SessionHandler(HermesHandler):
         session = self.hermes.store.load(sid)
         if session.active_stream_id and self.hermes.live.is_live(session.active_stream_id):
             raise RunActive(f"session {sid} has a running turn; cancel it first")
-        await self.hermes.manager.offload(self._delete, sid)
+        await self.hermes.manager.offload(discard_session, self.hermes.manager, sid)
         self.set_status(204)
         self.finish()
-
-    def _delete(self, sid: str) -> None:
-        with self.hermes.store.lock(sid):
-            self.hermes.store.delete(sid)
-            self.hermes.journals.delete_session(sid)
 
 
 class RunRootHandler(HermesHandler):
@@ -183,9 +192,7 @@ class RunRootHandler(HermesHandler):
     @api_errors
     async def post(self, session_id: str) -> None:
         body = self.json_body()
-        message = body.get("message")
-        if not isinstance(message, str) or not message.strip():
-            raise web.HTTPError(400, "%s", "message must be a non-empty string")
+        message = _message(body)
         attachments = body.get("attachments") or []
         if not isinstance(attachments, list) or not all(isinstance(a, dict) for a in attachments):
             raise web.HTTPError(400, "%s", "attachments must be a list of objects")
