@@ -1,10 +1,13 @@
 """Benchmarks of the durable core, printed as JSON (never asserted in tests).
 
 - journal append rate per durability policy, next to raw loops measured in the same run;
-- recovery of an interrupted run with 1k / 10k / 100k journal events (time, and peak memory in one untimed pass);
+- recovery of an interrupted run with 10k / 100k / 1M journal events: time, and peak memory in one untimed
+  pass; the same measurements of the base revision's code (default: the merge base with main), extracted
+  with `git archive` into a temp dir and run in a subprocess in the same run, give the ratios;
 - session listing with 10k sessions (warm index and cold start).
 
-Usage: python benchmarks/bench_core.py [--quick]
+Usage: python benchmarks/bench_core.py [--quick] [--base REV | --no-base]
+       python benchmarks/bench_core.py --recovery-only [--quick]   (what the base subprocess runs)
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -118,12 +122,18 @@ def cold_recovery(case: Path, events: int) -> Iterator[Recovery]:
         store.close()
 
 
-def bench_recovery(root: Path, quick: bool) -> dict[str, object]:
-    out: dict[str, object] = {}
-    sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
-    for events in sizes:
+def recovery_sizes(quick: bool) -> tuple[int, ...]:
+    return (10_000, 100_000) if quick else (10_000, 100_000, 1_000_000)
+
+
+def bench_recovery(root: Path, quick: bool, *, memory_up_to: int = 1_000_000) -> dict[str, object]:
+    import hermes_jupyter
+
+    out: dict[str, object] = {"code": str(Path(hermes_jupyter.__file__).parent)}
+    for events in recovery_sizes(quick):
         times = []
-        for rep in range(3 if events == 100_000 else 5):
+        reps = 5 if events <= 10_000 else 3 if events <= 100_000 else 1
+        for rep in range(reps):
             with cold_recovery(root / f"rec-{events}-{rep}", events) as recovery:
                 start = time.perf_counter()
                 session = recovery.get_session("bench_sid")
@@ -131,8 +141,35 @@ def bench_recovery(root: Path, quick: bool) -> dict[str, object]:
                 assert session.messages[-1]["type"] == "interrupted"
         out[f"recover_{events}_events_ms"] = round(statistics.median(times) * 1000, 2)
         out[f"recover_{events}_us_per_event"] = round(statistics.median(times) * 1e6 / events, 3)
-        out[f"recover_{events}_peak_mb"] = recovery_peak_mb(root / f"rec-{events}-mem", events)
+        if events <= memory_up_to:
+            out[f"recover_{events}_peak_mb"] = recovery_peak_mb(root / f"rec-{events}-mem", events)
     return out
+
+
+def base_recovery(root: Path, quick: bool, rev: str) -> dict[str, object]:
+    """`bench_recovery` of the code at `rev`, in a subprocess importing that code (nothing of it is kept)."""
+    repo = Path(__file__).resolve().parent.parent
+    commit = subprocess.run(["git", "rev-parse", rev], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+    code = root / "base-code"
+    code.mkdir()
+    archive = subprocess.run(["git", "archive", commit, "hermes_jupyter"], cwd=repo, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(code)], input=archive.stdout, check=True)
+    env = {**os.environ, "PYTHONPATH": str(code), "HERMES_BENCH_DIR": str(root)}
+    args = [sys.executable, str(Path(__file__).resolve()), "--recovery-only"] + (["--quick"] if quick else [])
+    done = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+    result: dict[str, object] = json.loads(done.stdout)
+    result["commit"] = commit[:12]
+    return result
+
+
+def with_ratios(ours: dict[str, object], base: dict[str, object]) -> dict[str, object]:
+    """ours / base for every number both measured (below 1: ours is faster or smaller)."""
+    ratios = {
+        key: round(float(value) / float(base[key]), 3)  # type: ignore[arg-type]
+        for key, value in ours.items()
+        if isinstance(value, (int, float)) and isinstance(base.get(key), (int, float)) and float(base[key]) > 0  # type: ignore[arg-type]
+    }
+    return {"ours": ours, "base": base, "ours_over_base": ratios}
 
 
 def recovery_peak_mb(case: Path, events: int) -> float:
@@ -173,12 +210,25 @@ def main() -> None:
     quick = "--quick" in sys.argv
     with tempfile.TemporaryDirectory(dir=os.environ.get("HERMES_BENCH_DIR")) as tmp:
         root = Path(tmp)
+        if "--recovery-only" in sys.argv:  # the base revision's run: its memory pass stops at 100k (~1 GB at 1M)
+            print(json.dumps(bench_recovery(root, quick, memory_up_to=100_000)))
+            return
+        recovery = bench_recovery(root, quick)
+        if "--no-base" not in sys.argv:
+            rev = sys.argv[sys.argv.index("--base") + 1] if "--base" in sys.argv else _merge_base()
+            recovery = with_ratios(recovery, base_recovery(root, quick, rev))
         result = {
             "append": bench_append(root, quick),
-            "recovery": bench_recovery(root, quick),
+            "recovery": recovery,
             "listing": bench_listing(root, quick),
         }
     print(json.dumps(result, indent=2))
+
+
+def _merge_base() -> str:
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=repo, capture_output=True, text=True)
+    return done.stdout.strip() or "HEAD"
 
 
 if __name__ == "__main__":
