@@ -68,7 +68,7 @@ def can_supersede_recovery_marker(session: Session, user_text: str) -> bool:
     Only if nothing is pending, the tail is an interrupted marker, and the user
     turn right above it is the one this worker answered.
     """
-    if session.pending_user_message or session.active_stream_id or not session.messages:
+    if session.pending_user_message or session.active_run_id or not session.messages:
         return False
     tail = session.messages[-1]
     if not markers.is_interrupted_marker(tail):
@@ -115,7 +115,7 @@ class Recovery:
         return session
 
     def _looks_stale(self, session: Session) -> bool:
-        return session.is_pending and not self.live.is_live(str(session.active_stream_id))
+        return session.is_pending and not self.live.is_live(str(session.active_run_id))
 
     def core_transcript_path(self, session: Session) -> Path | None:
         if self.core_dir is None:
@@ -152,7 +152,7 @@ class Recovery:
     # -- repair -----------------------------------------------------------------------------
     def repair_stale_pending(self, session: Session) -> bool:
         """Settle a stale pending turn; False if it is not stale or the session lock is busy."""
-        stream = session.active_stream_id
+        stream = session.active_run_id
         if not session.pending_user_message or not stream:
             return False
         if self.live.is_live(stream) or not is_valid_id(session.session_id) or not self.is_old_enough(session):
@@ -196,11 +196,11 @@ class Recovery:
         if not session.pending_user_message:
             return False
         if stream_id_for_recheck is not None:
-            if session.active_stream_id != stream_id_for_recheck:
+            if session.active_run_id != stream_id_for_recheck:
                 return False  # the turn moved on (new run, or the id rotated)
             if require_stream_dead and self.live.is_live(stream_id_for_recheck):
                 return False
-        stream = stream_id_for_recheck or session.active_stream_id
+        stream = stream_id_for_recheck or session.active_run_id
         cause = cause or self.classify_cause(session, stream)
         with gc_paused():  # one bounded pass over possibly many rows: no collection halfway
             evidence = read_evidence(self.journals, session.session_id, stream) if stream else Evidence()
@@ -264,7 +264,7 @@ def judge_dead_run(session: Session, run_id: str, process_started_at: float) -> 
             return Verdict(cause=markers.known_cause(row.get("interruption_cause")))
     if session.last_run_id == run_id and session.messages and markers.is_interrupted_marker(session.messages[-1]):
         return Verdict(cause=markers.known_cause(session.messages[-1].get("interruption_cause")))  # an untagged marker
-    if session.active_stream_id == run_id:
+    if session.active_run_id == run_id:
         started = settle.valid_ts(session.pending_started_at)
         return Verdict(cause="server_restart" if started is not None and started < process_started_at else "lost_worker")
     return Verdict()

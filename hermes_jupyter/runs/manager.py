@@ -163,7 +163,7 @@ class RunManager:
         return run
 
     def _admit(self, session: Session) -> None:
-        stream = session.active_stream_id
+        stream = session.active_run_id
         if stream and self.live.is_live(stream):
             raise RunActive(f"session {session.session_id} already has a running turn ({stream})")
         if stream and session.pending_user_message:
@@ -191,7 +191,7 @@ class RunManager:
         self.live.register_worker(run_id, session.session_id)
         self.live.register_stream(run_id)
         self._runs[run_id] = run
-        session.active_stream_id = run_id
+        session.active_run_id = run_id
         session.pending_user_message = message
         session.pending_attachments = list(attachments)
         session.pending_started_at = run.started_at
@@ -264,7 +264,7 @@ class RunManager:
     def _settle_completed(self, run: Run, rows: Transcript, result: TurnResult) -> None:
         with self.store.lock(run.session_id):
             session = self.store.load(run.session_id)
-            if session.active_stream_id != run.run_id:
+            if session.active_run_id != run.run_id:
                 return  # repaired or superseded meanwhile: the journal keeps this run's output
             self._sync_split(run, session, result)
             settle.settle_completed(session, run.run_id, rows, context=result.context, replace_context=result.replace_context)
@@ -275,7 +275,7 @@ class RunManager:
         """The error settle; returns what its terminal row must carry (the turn's rows if the save failed)."""
         with self.store.lock(run.session_id):
             session = self.store.load(run.session_id)
-            if session.active_stream_id != run.run_id:
+            if session.active_run_id != run.run_id:
                 return {}
             self._sync_split(run, session, result)
             return settle.settle_error(
@@ -319,7 +319,7 @@ class RunManager:
             return
         try:
             session = self.store.load(run.session_id)
-            if session.active_stream_id == run.run_id:
+            if session.active_run_id == run.run_id:
                 session.extra["run_progress"] = {"run_id": run.run_id, "last_seq": run.channel.last_seq, "at": time.time()}
                 self.store.save(session, touch=False)
                 run.checkpointed_seq = run.channel.last_seq
@@ -390,7 +390,7 @@ class RunManager:
     ) -> None:
         with self.store.lock(run.session_id):
             session = self.store.load(run.session_id)
-            if session.active_stream_id != run.run_id:
+            if session.active_run_id != run.run_id:
                 return
             if result is not None:
                 self._sync_split(run, session, result)
@@ -438,7 +438,7 @@ class RunManager:
         self.recovery.get_session(session_id)
         with self.store.lock(session_id):
             session = self.store.load(session_id)
-            if session.active_stream_id and self.live.is_live(session.active_stream_id):
+            if session.active_run_id and self.live.is_live(session.active_run_id):
                 raise RunActive(f"session {session_id} has a running turn")
             _truncate_turn(session, _last_user_index(session))
             self.store.save(session)
@@ -469,7 +469,7 @@ class RunManager:
     def _delete_sync(self, session_id: str) -> None:
         with self.store.lock(session_id):
             session = self.store.load(session_id)
-            run_id = session.active_stream_id
+            run_id = session.active_run_id
             if run_id and self.live.is_live(run_id):
                 raise RunActive(f"session {session_id} has a running turn; cancel it first")
             self.store.delete(session_id)

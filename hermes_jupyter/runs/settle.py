@@ -56,7 +56,7 @@ def ending_of(result: TurnResult) -> Ending:
 # -- the pending turn's rows ----------------------------------------------------------------------
 
 def clear_pending(session: Session) -> None:
-    session.active_stream_id = None
+    session.active_run_id = None
     session.pending_user_message = None
     session.pending_attachments = []
     session.pending_started_at = None
