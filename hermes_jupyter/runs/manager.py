@@ -533,7 +533,7 @@ class RunManager:
         """The run's journal folded (streaming) and closed as if it ended now, for the settle."""
         folder = TranscriptFold(run.run_id, run.session_id)
         try:
-            folder.feed(self.journals.iter_rows(run.session_id, run.run_id))
+            folder.feed_chunks(self.journals.iter_row_chunks(run.session_id, run.run_id))
         except FileNotFoundError:
             pass
         return folder.snapshot(Verdict(cause=cause))
