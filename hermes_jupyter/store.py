@@ -90,7 +90,7 @@ class Session:
     def is_pending(self) -> bool:
         return bool(self.pending_user_message and self.active_stream_id)
 
-    # The sidecar's `active_stream_id` (CONTRACT §3, the peer's name) is the pending turn's run id;
+    # The sidecar's `active_stream_id` (the on-disk name, docs/journal.md) is the pending turn's run id;
     # code says "run" and reads it here, the one place the on-disk name is mapped.
     @property
     def active_run_id(self) -> str | None:

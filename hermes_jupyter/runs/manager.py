@@ -476,7 +476,7 @@ class RunManager:
             self.journals.delete_session(session_id)
 
     async def read_events(self, run_id: str, after_seq: int, limit: int) -> dict[str, Any]:
-        """A page of a run's journal lines: `{events, next_seq, terminal}` (CONTRACT §6)."""
+        """A page of a run's journal lines: `{events, next_seq, terminal}` (docs/api.md)."""
         status = self.run_status(run_id)
         result = await self.offload(self.journals.read, status["session_id"], run_id, after_seq=after_seq, limit=limit)
         terminal = result.terminal is not None or (status["status"] != "running" and result.next_seq >= status["last_seq"])

@@ -150,9 +150,10 @@ def settle_error(
     turn, _ = fold_turn(session, run_id, transcript)
     if replaced_context is not None:
         session.context_messages = list(replaced_context)
+    # At the tool limit the run completed (the transcript shows a warning note): the same words, no "Error".
+    content = message if error_type == "tool_limit_reached" else markers.error_content(message)
     session.messages.append({
-        "role": "assistant", "content": markers.error_content(message), "timestamp": int(time.time()),
-        "_error": True, "_run_id": run_id,
+        "role": "assistant", "content": content, "timestamp": int(time.time()), "_error": True, "_run_id": run_id,
     })
     clear_pending(session)
     payload: dict[str, Any] = {"message": message, "type": error_type, "session_id": session.session_id}
