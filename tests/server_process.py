@@ -176,7 +176,7 @@ class JupyterServerProcess:
         return await websocket_connect(HTTPRequest(ws_url, headers={"Authorization": f"token {TOKEN}"}))
 
     async def read_rows(self, ws: Any, limit: int | None = None, timeout_s: float = 30) -> list[dict[str, Any]]:
-        """Rows (heartbeats skipped) until `limit` rows or the socket closes."""
+        """Journal rows (heartbeats and the final settled message skipped) until `limit` rows or the socket closes."""
         import asyncio
 
         rows: list[dict[str, Any]] = []
@@ -185,6 +185,6 @@ class JupyterServerProcess:
             if message is None:
                 break
             data = json.loads(message)
-            if data.get("type") != "heartbeat":
+            if "event_id" in data:  # journal lines have it; heartbeats and the settled message do not
                 rows.append(data)
         return rows

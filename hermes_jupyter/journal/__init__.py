@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from . import files
 from .journals import Journals, RunSummary
-from .reader import JournalRead, ReadStats, iter_rows, read, read_rows
+from .reader import JournalRead, ReadStats, iter_row_chunks, iter_rows, read, read_rows
 from .writer import (
     DEFAULT_MAX_EVENT_BYTES,
     DURABILITY_POLICIES,
@@ -33,5 +33,6 @@ from .writer import (
 
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES", "DURABILITY_POLICIES", "Appended", "files", "Durability", "GroupCommitter", "JournalBusy",
-    "JournalRead", "Journals", "ReadStats", "RunJournal", "RunSummary", "iter_rows", "read", "read_rows", "truncate_payload",
+    "JournalRead", "Journals", "ReadStats", "RunJournal", "RunSummary", "iter_row_chunks", "iter_rows", "read", "read_rows",
+    "truncate_payload",
 ]

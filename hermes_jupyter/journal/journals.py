@@ -16,8 +16,8 @@ from ..fsio import fsync_dir
 from ..ids import is_valid_id, validate_id
 from . import files
 from .reader import (
-    ENVELOPE_BYTES, JournalRead, ReadStats, _scan_tail, _tail_rows, iter_rows, read, read_rows, sealed_tail,
-    tail_rows_of,
+    ENVELOPE_BYTES, JournalRead, ReadStats, _scan_tail, _tail_rows, iter_row_chunks, iter_rows, read, read_rows,
+    sealed_tail, tail_rows_of,
 )
 from .writer import DEFAULT_MAX_EVENT_BYTES, DURABILITY_POLICIES, Appended, Durability, GroupCommitter, RunJournal
 
@@ -115,6 +115,12 @@ class Journals:
             self.path(session_id, run_id), session_id, run_id, after_seq=after_seq, stats=stats,
             max_row=self.max_row_bytes,
         )
+
+    def iter_row_chunks(
+        self, session_id: str, run_id: str, *, stats: ReadStats | None = None
+    ) -> Iterator[list[JournalRow]]:
+        """Rows in order, a read chunk at a time; raises FileNotFoundError when the journal does not exist yet."""
+        return iter_row_chunks(self.path(session_id, run_id), session_id, run_id, stats=stats, max_row=self.max_row_bytes)
 
     def summary(self, session_id: str, run_id: str) -> RunSummary:
         """Last seq and authoritative terminal row, from the file's tail (either form)."""

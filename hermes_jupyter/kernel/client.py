@@ -1,4 +1,4 @@
-"""The kernel's way to the hermes server: find it (CONTRACT §8), call its REST API, follow a run's stream.
+"""The kernel's way to the hermes server: find it (docs/api.md), call its REST API, follow a run's stream.
 
 The kernel is only a client. Everything it shows comes from the server's
 journal rows, read over a WebSocket that resumes from its cursor after a drop
@@ -61,7 +61,7 @@ def find_server(
     running_servers: Callable[[], Iterable[Mapping[str, Any]]] | None = None,
     parent_pid: int | None = None,
 ) -> ServerInfo:
-    """The server to talk to, in CONTRACT §8 order.
+    """The server to talk to, in the order docs/api.md gives.
 
     1. `HERMES_JUPYTER_URL` (+ `HERMES_JUPYTER_TOKEN`): an explicit choice wins.
     2. `HERMES_JUPYTER_SERVER_URL`/`_TOKEN`: set by the hermes server that started this kernel (the
@@ -155,6 +155,10 @@ class HermesClient:
 
     def run_status(self, run_id: str) -> dict[str, Any]:
         return dict(self.request("GET", f"runs/{quote(run_id)}"))
+
+    def bundle(self, run_id: str) -> dict[str, Any]:
+        """The run's cell bundle as the server renders it (its verdict included)."""
+        return dict(self.request("GET", f"runs/{quote(run_id)}/bundle"))
 
     def events(self, run_id: str, after_seq: int = 0, limit: int = 1000) -> dict[str, Any]:
         """A page of a run's rows: `{"events": [JournalRow, ...], "next_seq", "terminal"}`."""

@@ -266,8 +266,10 @@ class HermesMagics(Magics):
                 break
             cell.feed(rows)
             wait_s = max(0.01, cell.tick())
-        status = None if cell.output.terminal is not None else self.client.run_status(cell.output.run_id).get("status")
-        cell.finish(status)
+        if cell.output.terminal is not None:
+            cell.finish()  # the same rows and renderer as the server's bundle route: the same bytes
+        else:
+            cell.finish(bundle=self.client.bundle(cell.output.run_id))  # no terminal row: the server's verdict
 
     def _stop_after_interrupt(self, cell: LiveCell, run_id: str) -> None:
         """■ during a run: the cell ends with the partial output and the server's cancel note, no traceback.

@@ -22,13 +22,6 @@ async def create_with_first_turn(manager: RunManager, message: str, **fields: An
     try:
         run = await manager.start_run(sid, message)
     except BaseException:
-        await manager.offload(discard_session, manager, sid)
+        await manager.delete_session(sid)  # its turn never started, so nothing of it is live
         raise
     return await manager.offload(manager.store.load, sid), run
-
-
-def discard_session(manager: RunManager, sid: str) -> None:
-    """Delete a session with its journals (the caller made sure no turn of it is live)."""
-    with manager.store.lock(sid):
-        manager.store.delete(sid)
-        manager.journals.delete_session(sid)

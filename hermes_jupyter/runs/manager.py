@@ -16,18 +16,23 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Final, Literal, Mapping, TypeVar
+
+import msgspec
 
 from ..agents.base import AgentBackend, NotebookBinding, TurnRequest, TurnResult
-from ..events import APPERROR, CANCEL, DONE, INTERRUPTED_ERROR_TYPE
+from ..evidence import read_transcript
 from ..ids import new_run_id, validate_id
 from ..journal import Journals
 from ..liveness import LiveRuns
+from ..markers import known_cause
+from ..notebook.outputs import MimeBundle, final_bundle
 from ..recovery import Recovery
 from ..store import Session, SessionStore
 from ..titles import title_for_turn
-from ..transcript import api_messages
+from ..transcript import Transcript, TranscriptFold, Verdict, api_messages
 from . import settle
+from .settle import NothingToRetry as NothingToRetry  # raised by retry/undo; handlers map it to 409
 from .binding import sync_session_split
 from .fanout import Observer, RunChannel, RunObservers
 from .sink import RunSink
@@ -36,6 +41,8 @@ from .status import RunStatusIndex
 log = logging.getLogger(__name__)
 
 Lifecycle = Callable[[str, dict[str, Any]], None]
+#: running → settling | cancelling | interrupting → settled
+RunState = Literal["running", "settling", "cancelling", "interrupting", "settled"]
 T = TypeVar("T")
 
 
@@ -45,10 +52,6 @@ class RunActive(RuntimeError):
 
 class Draining(RuntimeError):
     """The server is shutting down and takes no new runs."""
-
-
-class NothingToRetry(RuntimeError):
-    """Retry or undo on a session without a user turn."""
 
 
 @dataclass
@@ -63,8 +66,7 @@ class Run:
     channel: RunChannel
     sink: RunSink
     started_at: float = field(default_factory=time.time)
-    #: running → settling | cancelling | interrupting → settled
-    state: str = "running"
+    state: RunState = "running"
     task: asyncio.Task[None] | None = None
     checkpointed_seq: int = 0
     done: asyncio.Event = field(default_factory=asyncio.Event)
@@ -163,7 +165,7 @@ class RunManager:
         return run
 
     def _admit(self, session: Session) -> None:
-        stream = session.active_stream_id
+        stream = session.active_run_id
         if stream and self.live.is_live(stream):
             raise RunActive(f"session {session.session_id} already has a running turn ({stream})")
         if stream and session.pending_user_message:
@@ -191,7 +193,7 @@ class RunManager:
         self.live.register_worker(run_id, session.session_id)
         self.live.register_stream(run_id)
         self._runs[run_id] = run
-        session.active_stream_id = run_id
+        session.active_run_id = run_id
         session.pending_user_message = message
         session.pending_attachments = list(attachments)
         session.pending_started_at = run.started_at
@@ -252,42 +254,37 @@ class RunManager:
 
     def _settle_result_sync(self, run: Run, result: TurnResult) -> str:
         """Fold the journal into the session, save, then journal the terminal event (off the loop)."""
-        rows = self._rows_of(run)
-        if result.outcome in ("interrupted", "crashed"):
-            cause = "lost_worker" if result.outcome == "crashed" else "unknown"
-            self._settle_stopped_locked(run, rows, "interrupt", cause, result)
-            detail = result.error.message if result.error else None
-            self._append_terminal(run, APPERROR, _interrupted_payload(run, cause, detail))
-            return "run.interrupted"
-        if result.outcome == "errored":
-            self._append_terminal(run, APPERROR, self._settle_failed(run, rows, result))
-            return "run.failed"
-        self._settle_completed(run, rows, result)
-        self._append_terminal(run, DONE, {
-            "session_id": run.session_id, "usage": result.usage, "backend_session_id": result.backend_session_id,
-        })
-        return "run.finished"
+        ending = settle.ending_of(result)
+        transcript = self._transcript_of(run, ending.cause)
+        extra: dict[str, Any] = {}
+        if ending.outcome == "interrupted":
+            self._settle_stopped_locked(run, transcript, ending, result)
+        elif ending.outcome == "errored":
+            extra = self._settle_failed(run, transcript, result, ending)
+        else:
+            self._settle_completed(run, transcript, result)
+        self._journal_ending(run, ending, transcript, result, extra)
+        return _LIFECYCLE[ending.outcome]
 
-    def _settle_completed(self, run: Run, rows: list[Any], result: TurnResult) -> None:
+    def _settle_completed(self, run: Run, rows: Transcript, result: TurnResult) -> None:
         with self.store.lock(run.session_id):
             session = self.store.load(run.session_id)
-            if session.active_stream_id != run.run_id:
+            if session.active_run_id != run.run_id:
                 return  # repaired or superseded meanwhile: the journal keeps this run's output
             self._sync_split(run, session, result)
             settle.settle_completed(session, run.run_id, rows, context=result.context, replace_context=result.replace_context)
-            _add_usage(session, result.usage)
+            settle.add_usage(session, result.usage)
             self.store.save(session)
 
-    def _settle_failed(self, run: Run, rows: list[Any], result: TurnResult) -> dict[str, Any]:
-        message = result.error.message if result.error else "the agent failed"
-        error_type = result.error.kind if result.error else "error"
+    def _settle_failed(self, run: Run, rows: Transcript, result: TurnResult, ending: settle.Ending) -> dict[str, Any]:
+        """The error settle; returns what its terminal row must carry (the turn's rows if the save failed)."""
         with self.store.lock(run.session_id):
             session = self.store.load(run.session_id)
-            if session.active_stream_id != run.run_id:
-                return {"message": message, "type": error_type, "session_id": run.session_id}
+            if session.active_run_id != run.run_id:
+                return {}
             self._sync_split(run, session, result)
             return settle.settle_error(
-                self.store, session, run.run_id, rows, message=message, error_type=error_type,
+                self.store, session, run.run_id, rows, message=ending.message or "", error_type=ending.error_kind,
                 replaced_context=result.context if result.replace_context else None,
             )
 
@@ -309,7 +306,8 @@ class RunManager:
             self.recovery.settle_last_resort(session, run.run_id, cancelling=run.state == "cancelling")
         except Exception:  # the next read repairs it; nothing more to do here
             log.exception("last-resort settle of run %s failed", run.run_id)
-        self._append_terminal(run, APPERROR, _interrupted_payload(run, "lost_worker", "the worker exited unexpectedly"))
+        ending = settle.Ending("interrupted", "lost_worker", message="the worker exited unexpectedly")
+        self._journal_ending(run, ending, self._transcript_of(run, "lost_worker"))
 
     # -- checkpoint -------------------------------------------------------------------------
     async def _checkpoint_loop(self, run: Run) -> None:
@@ -326,7 +324,7 @@ class RunManager:
             return
         try:
             session = self.store.load(run.session_id)
-            if session.active_stream_id == run.run_id:
+            if session.active_run_id == run.run_id:
                 session.extra["run_progress"] = {"run_id": run.run_id, "last_seq": run.channel.last_seq, "at": time.time()}
                 self.store.save(session, touch=False)
                 run.checkpointed_seq = run.channel.last_seq
@@ -349,7 +347,7 @@ class RunManager:
         """Stop a live run on the server's behalf (kernel restart, shutdown): partial output + marker."""
         return await self._stop(run_id, "interrupt", cause)
 
-    async def _stop(self, run_id: str, kind: str, cause: str = "unknown") -> bool:
+    async def _stop(self, run_id: str, kind: Literal["cancel", "interrupt"], cause: str = "unknown") -> bool:
         validate_id(run_id, "run id")
         run = self._runs.get(run_id)
         if run is None:
@@ -364,20 +362,20 @@ class RunManager:
             worker.cancelling_since = time.time()
         self.invalidate_generation(run.session_id)
         await self._stop_backend(run)
+        ending = settle.Ending("cancelled") if kind == "cancel" else settle.Ending("interrupted", known_cause(cause))
         try:
-            await self.offload(self._settle_stopped_sync, run, kind, cause)
+            await self.offload(self._settle_stopped_sync, run, ending)
         finally:
-            self._finish(run, "run.cancelled" if kind == "cancel" else "run.interrupted")
+            self._finish(run, _LIFECYCLE[ending.outcome])
         return True
 
-    def _settle_stopped_sync(self, run: Run, kind: str, cause: str) -> None:
+    def _settle_stopped_sync(self, run: Run, ending: settle.Ending) -> None:
+        rows: Transcript | None = None
         try:
-            self._settle_stopped_locked(run, self._rows_of(run), kind, cause, None)
+            rows = self._transcript_of(run, ending.cause)
+            self._settle_stopped_locked(run, rows, ending, None)
         finally:
-            if kind == "cancel":
-                self._append_terminal(run, CANCEL, {"message": "Cancelled by user", "session_id": run.session_id})
-            else:
-                self._append_terminal(run, APPERROR, _interrupted_payload(run, cause, None))
+            self._journal_ending(run, ending, rows)
 
     async def _stop_backend(self, run: Run) -> None:
         """Interrupt the backend and give its turn `cancel_grace_s` to return; then abandon it."""
@@ -393,18 +391,18 @@ class RunManager:
         run.sink.close()
 
     def _settle_stopped_locked(
-        self, run: Run, rows: list[Any], kind: str, cause: str, result: TurnResult | None
+        self, run: Run, rows: Transcript, ending: settle.Ending, result: TurnResult | None
     ) -> None:
         with self.store.lock(run.session_id):
             session = self.store.load(run.session_id)
-            if session.active_stream_id != run.run_id:
+            if session.active_run_id != run.run_id:
                 return
             if result is not None:
                 self._sync_split(run, session, result)
-            if kind == "cancel":
+            if ending.outcome == "cancelled":
                 settle.settle_cancelled(session, run.run_id, rows)
             else:
-                settle.settle_interrupted(session, run.run_id, rows, cause)
+                settle.settle_interrupted(session, run.run_id, rows, ending.cause)
             self.store.save(session)
 
     async def interrupt_bound(self, kernel_id: str, cause: str = "kernel_restart") -> list[str]:
@@ -429,9 +427,9 @@ class RunManager:
     async def retry(self, session_id: str) -> Run:
         """Rerun the last user turn, dropping its previous answer or interrupted marker."""
         def prepare(session: Session) -> tuple[str, list[dict[str, Any]]]:
-            idx = _last_user_index(session)
+            idx = settle.last_user_index(session)
             user = session.messages[idx]
-            _truncate_turn(session, idx)
+            settle.truncate_turn(session, idx)
             return str(user.get("content") or ""), list(user.get("attachments") or [])
 
         return await self.start_run(session_id, None, prepare=prepare)
@@ -445,11 +443,49 @@ class RunManager:
         self.recovery.get_session(session_id)
         with self.store.lock(session_id):
             session = self.store.load(session_id)
-            if session.active_stream_id and self.live.is_live(session.active_stream_id):
+            if session.active_run_id and self.live.is_live(session.active_run_id):
                 raise RunActive(f"session {session_id} has a running turn")
-            _truncate_turn(session, _last_user_index(session))
+            settle.truncate_turn(session, settle.last_user_index(session))
             self.store.save(session)
             return session
+
+    # -- sessions: edits that must not race a run ---------------------------------------------
+    async def rename_session(self, session_id: str, title: str) -> Session:
+        """Rename under the session lock (save first: a failed save leaves the session as it was)."""
+        validate_id(session_id, "session id")
+        return await self.offload(self._rename_sync, session_id, title)
+
+    def _rename_sync(self, session_id: str, title: str) -> Session:
+        with self.store.lock(session_id):
+            session = self.store.load(session_id)
+            session.title = title
+            self.store.save(session)
+            return session
+
+    async def delete_session(self, session_id: str) -> None:
+        """Delete a session and its journals; refused while it has a live run.
+
+        The liveness check and the delete happen inside one hold of the session lock,
+        the lock admission takes too: a run admitted meanwhile is seen, never deleted live.
+        """
+        validate_id(session_id, "session id")
+        await self.offload(self._delete_sync, session_id)
+
+    def _delete_sync(self, session_id: str) -> None:
+        with self.store.lock(session_id):
+            session = self.store.load(session_id)
+            run_id = session.active_run_id
+            if run_id and self.live.is_live(run_id):
+                raise RunActive(f"session {session_id} has a running turn; cancel it first")
+            self.store.delete(session_id)
+            self.journals.delete_session(session_id)
+
+    async def read_events(self, run_id: str, after_seq: int, limit: int) -> dict[str, Any]:
+        """A page of a run's journal lines: `{events, next_seq, terminal}` (docs/api.md)."""
+        status = self.run_status(run_id)
+        result = await self.offload(self.journals.read, status["session_id"], run_id, after_seq=after_seq, limit=limit)
+        terminal = result.terminal is not None or (status["status"] != "running" and result.next_seq >= status["last_seq"])
+        return {"events": result.rows, "next_seq": result.next_seq, "terminal": terminal}
 
     # -- observers and status ------------------------------------------------------------------
     def attach(self, run_id: str, after_seq: int = 0, *, heartbeat_s: float | None = None) -> Observer:
@@ -458,21 +494,62 @@ class RunManager:
         session_id = run.session_id if run else self.status.session_of(run_id)
         return self.observers.attach(session_id, run_id, after_seq, heartbeat_s=heartbeat_s)
 
-    def run_status(self, run_id: str) -> dict[str, Any]:
+    def run_status(self, run_id: str, *, with_marker: bool = False) -> dict[str, Any]:
+        """`{run_id, session_id, status, last_seq}`, plus `marker` (the marker row or None) when asked:
+        that costs a read of the journal for a run that did not complete."""
         validate_id(run_id, "run id")
         run = self._runs.get(run_id)
         if run is not None:  # running, or settling/stopping: its terminal row is not journaled yet
-            return {"run_id": run_id, "session_id": run.session_id, "status": "running", "last_seq": run.channel.last_seq}
-        return self.status.describe(run_id)
+            out = {"run_id": run_id, "session_id": run.session_id, "status": "running", "last_seq": run.channel.last_seq}
+        else:
+            out = self.status.describe(run_id)
+        if with_marker:
+            marker = None if out["status"] in ("running", "completed") else self.run_transcript(run_id).marker
+            out["marker"] = msgspec.to_builtins(marker) if marker is not None else None
+        return out
+
+    def run_transcript(self, run_id: str) -> Transcript:
+        """The run as every view shows it; a dead run without a terminal row is closed by recovery's verdict."""
+        validate_id(run_id, "run id")
+        run = self._runs.get(run_id)
+        session_id = run.session_id if run is not None else self.status.session_of(run_id)
+        return read_transcript(
+            self.journals, session_id, run_id, live=run is not None,
+            verdict_of=lambda: self.recovery.verdict(session_id, run_id),
+        )
+
+    def run_bundle(self, run_id: str) -> MimeBundle:
+        """The cell bundle of a run, from the one renderer (what every notebook writer writes)."""
+        return final_bundle(self.run_transcript(run_id))
+
+    def settled_message(self, run_id: str) -> dict[str, Any]:
+        """The last message of a run stream: the server's verdict, so no client has to poll (docs/api.md)."""
+        transcript = self.run_transcript(run_id)
+        return {
+            "settled": True, "run_id": run_id, "session_id": transcript.session_id, "status": transcript.status,
+            "transcript": transcript.to_json(), "bundle": final_bundle(transcript),
+        }
 
     def active_runs(self) -> list[Run]:
         return list(self._runs.values())
 
     # -- bookkeeping ----------------------------------------------------------------------------
-    def _rows_of(self, run: Run) -> list[Any]:
-        return self.journals.read(run.session_id, run.run_id).rows
+    def _transcript_of(self, run: Run, cause: str = "unknown") -> Transcript:
+        """The run's journal folded (streaming) and closed as if it ended now, for the settle."""
+        folder = TranscriptFold(run.run_id, run.session_id)
+        try:
+            folder.feed_chunks(self.journals.iter_row_chunks(run.session_id, run.run_id))
+        except FileNotFoundError:
+            pass
+        return folder.snapshot(Verdict(cause=cause))
 
-    def _append_terminal(self, run: Run, event: str, payload: dict[str, Any]) -> None:
+    def _journal_ending(
+        self, run: Run, ending: settle.Ending, transcript: Transcript | None, result: TurnResult | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """Journal the run's terminal row (worded by the settle module, marker included)."""
+        event, payload = settle.terminal_row(run.session_id, ending, transcript, result)
+        payload.update(extra or {})
         try:
             run.sink.append_terminal(event, payload)
         except (OSError, ValueError):
@@ -510,37 +587,6 @@ class RunManager:
         }
 
 
-def _interrupted_payload(run: Run, cause: str, detail: str | None) -> dict[str, Any]:
-    return {
-        "type": INTERRUPTED_ERROR_TYPE, "cause": cause, "session_id": run.session_id,
-        "message": detail or f"The run was interrupted ({cause}).",
-    }
-
-
-def _add_usage(session: Session, usage: dict[str, Any]) -> None:
-    for ours, theirs in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
-        value = usage.get(ours, usage.get(theirs))
-        if isinstance(value, int):
-            setattr(session, ours, (getattr(session, ours) or 0) + value)
-
-
-def _last_user_index(session: Session) -> int:
-    for idx in range(len(session.messages) - 1, -1, -1):
-        row = session.messages[idx]
-        if row.get("role") == "user" and not row.get("_error"):
-            return idx
-    raise NothingToRetry(f"session {session.session_id} has no user turn")
-
-
-def _truncate_turn(session: Session, idx: int) -> None:
-    """Drop the user row at `idx` and everything after it, with its tool cards and context rows."""
-    user = session.messages[idx]
-    session.messages = session.messages[:idx]
-    session.tool_calls = [
-        c for c in session.tool_calls if not isinstance(c.get("assistant_msg_idx"), int) or c["assistant_msg_idx"] < idx
-    ]
-    ctx = session.context_messages
-    for cidx in range(len(ctx) - 1, -1, -1):
-        if ctx[cidx].get("role") == "user" and ctx[cidx].get("content") == user.get("content"):
-            session.context_messages = ctx[:cidx]
-            break
+_LIFECYCLE: Final[dict[str, str]] = {
+    "completed": "run.finished", "errored": "run.failed", "cancelled": "run.cancelled", "interrupted": "run.interrupted",
+}

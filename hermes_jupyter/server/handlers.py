@@ -1,4 +1,4 @@
-"""REST handlers for CONTRACT §6. Thin: parse and validate, call one engine method, answer JSON.
+"""REST handlers of the HTTP API (docs/api.md). Thin: parse and validate, call one engine method, answer JSON.
 
 Every verb is `@web.authenticated` + `@authorized` on a `hermes:*` resource.
 Domain exceptions are mapped to HTTP status codes in one place (`api_errors`).
@@ -19,7 +19,7 @@ from tornado import web
 from ..agents.approvals import UnknownApproval
 from ..agents.base import NotebookBinding
 from ..ids import InvalidId, validate_id
-from ..runs.first_turn import create_with_first_turn, discard_session
+from ..runs.first_turn import create_with_first_turn
 from ..runs.manager import Draining, NothingToRetry, RunActive
 from ..runs.status import UnknownRun
 from ..store import CorruptSession, Session, UnknownSession
@@ -120,7 +120,7 @@ class SessionRootHandler(HermesHandler):
         path = self.get_query_argument("notebook_path", None)
         if path is not None:
             rows = [r for r in rows if r.get("notebook_path") == path]
-        self.answer(rows)  # a JSON list, newest first, as CONTRACT §6 and jupyter_server's own /api/sessions
+        self.answer(rows)  # a JSON list, newest first (docs/api.md), like jupyter_server's own /api/sessions
 
     @web.authenticated
     @authorized
@@ -161,25 +161,14 @@ class SessionHandler(HermesHandler):
         title = _optional_str(self.json_body(), "title", 200)
         if not title or not title.strip():
             raise web.HTTPError(400, "%s", "title must be a non-empty string")
-        session = await self.hermes.manager.offload(self._rename, self.sid(session_id), title.strip())
+        session = await self.hermes.manager.rename_session(self.sid(session_id), title.strip())
         self.answer(session.compact())
-
-    def _rename(self, sid: str, title: str) -> Session:
-        with self.hermes.store.lock(sid):
-            session = self.hermes.store.load(sid)
-            session.title = title
-            self.hermes.store.save(session)
-            return session
 
     @web.authenticated
     @authorized
     @api_errors
     async def delete(self, session_id: str) -> None:
-        sid = self.sid(session_id)
-        session = self.hermes.store.load(sid)
-        if session.active_stream_id and self.hermes.live.is_live(session.active_stream_id):
-            raise RunActive(f"session {sid} has a running turn; cancel it first")
-        await self.hermes.manager.offload(discard_session, self.hermes.manager, sid)
+        await self.hermes.manager.delete_session(self.sid(session_id))
         self.set_status(204)
         self.finish()
 
@@ -229,7 +218,22 @@ class RunHandler(HermesHandler):
     @authorized
     @api_errors
     async def get(self, run_id: str) -> None:
-        self.answer(self.hermes.manager.run_status(validate_id(run_id, "run id")))
+        """`{run_id, session_id, status, last_seq, marker}`: marker is the run's closing marker row or null."""
+        manager = self.hermes.manager
+        self.answer(await manager.offload(manager.run_status, validate_id(run_id, "run id"), with_marker=True))
+
+
+class RunBundleHandler(HermesHandler):
+    """The cell bundle of a run, as the one renderer makes it (the notebook writers write exactly this)."""
+
+    auth_resource = "hermes:runs"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self, run_id: str) -> None:
+        manager = self.hermes.manager
+        self.answer(await manager.offload(manager.run_bundle, validate_id(run_id, "run id")))
 
 
 class RunEventsHandler(HermesHandler):
@@ -242,14 +246,7 @@ class RunEventsHandler(HermesHandler):
         run_id = validate_id(run_id, "run id")
         after_seq = _int_arg(self, "after_seq", 0)
         limit = min(_int_arg(self, "limit", 1000), 10_000)
-        status = self.hermes.manager.run_status(run_id)
-        result = await self.hermes.manager.offload(
-            self.hermes.journals.read, status["session_id"], run_id, after_seq=after_seq, limit=limit
-        )
-        terminal = result.terminal is not None or (
-            status["status"] != "running" and result.next_seq >= status["last_seq"]
-        )
-        self.answer({"events": result.rows, "next_seq": result.next_seq, "terminal": terminal})
+        self.answer(await self.hermes.manager.read_events(run_id, after_seq, limit))
 
 
 class RunCancelHandler(HermesHandler):
@@ -302,7 +299,9 @@ class NotebookRecoverHandler(HermesHandler):
             )
         from ..notebook.recover import recover_notebook_file  # nbformat is only needed here
 
-        cells = await self.hermes.manager.offload(recover_notebook_file, full, self.hermes.state_dir)
+        cells = await self.hermes.manager.offload(
+            recover_notebook_file, full, self.hermes.state_dir, verdict_of=self.hermes.recovery.verdict
+        )
         self.answer({"path": path, "cells_recovered": cells})
 
 
@@ -341,6 +340,7 @@ default_handlers = [
     (rf"sessions/{_ID.format('session_id')}/(?P<action>retry|undo)", SessionActionHandler),
     (rf"runs/{_ID.format('run_id')}", RunHandler),
     (rf"runs/{_ID.format('run_id')}/events", RunEventsHandler),
+    (rf"runs/{_ID.format('run_id')}/bundle", RunBundleHandler),
     (rf"runs/{_ID.format('run_id')}/cancel", RunCancelHandler),
     (rf"runs/{_ID.format('run_id')}/approvals/{_ID.format('approval_id')}", ApprovalHandler),
     (r"notebooks/recover", NotebookRecoverHandler),

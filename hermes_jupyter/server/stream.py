@@ -5,7 +5,9 @@ forwards; cursors, backfill and ordering live there. A batch of rows goes out as
 the journal's own lines, framed together in one socket write (`frames.py`), with
 no JSON work per message. The pump waits for a write only when the socket did
 not take it at once, so a slow client only slows itself and a fast one costs no
-extra loop turn per row. When idle it sends `{"type": "heartbeat"}` (more often
+extra loop turn per row. After the last journal line it sends one settled message
+(`{"settled": true, ...}`, docs/api.md): the transcript and cell bundle as the
+server settled them. When idle it sends `{"type": "heartbeat"}` (more often
 than the 30 s after which proxies drop idle connections).
 """
 
@@ -15,6 +17,7 @@ import asyncio
 import json
 from typing import Any
 
+import msgspec
 from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import ws_authenticated
 from jupyter_server.base.websocket import WebSocketMixin
@@ -81,6 +84,7 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
                 pending = self._send_rows(batch)
                 if pending is not None and not pending.done():
                     await pending  # the socket is full: wait for this client, and only for it
+            await self._send_settled()
             self.close(1000, "run ended")
         except WebSocketClosedError:
             pass
@@ -100,6 +104,17 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
             return stream.write(text_frames(a.line for a in batch))
         except StreamClosedError:
             raise WebSocketClosedError() from None
+
+    async def _send_settled(self) -> None:
+        """The last message: the settled transcript and bundle, the server's verdict (docs/api.md)."""
+        assert self.observer is not None
+        manager = self.hermes.manager
+        try:
+            message = await manager.offload(manager.settled_message, self.observer.run_id)
+        except Exception:  # the journal vanished (session deleted): the socket still closes cleanly
+            self.log.exception("no settled message for run %s", self.observer.run_id)
+            return
+        await self.write_message(msgspec.json.encode(message).decode())
 
     def on_message(self, message: str | bytes) -> None:
         """Clients only listen; anything they send is ignored."""
