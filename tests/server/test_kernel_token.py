@@ -85,6 +85,8 @@ async def test_the_run_stream_accepts_the_kernel_token(jp_fetch: Any, jp_ws_fetc
                 rows.append(row)
     finally:
         ws.close()
+    assert rows[-1]["settled"] is True and rows[-1]["status"] == "completed"  # the server's verdict ends the stream
+    rows = rows[:-1]
     assert rows[-1]["event"] == "done"
     assert "".join(r["payload"].get("text", "") for r in rows if r["event"] == "token") == "1 2 3"
 
