@@ -1,7 +1,7 @@
 /**
  * Journal row builders shared by the specs.
  */
-import { IJournalRow } from '../api/contract';
+import { EventName, IJournalRow } from '../api/contract';
 
 export function journal(
   runId: string,
@@ -17,7 +17,7 @@ export function journal(
       seq,
       run_id: runId,
       session_id: sessionId,
-      event,
+      event: event as EventName,
       type: event,
       created_at: 1700000000 + seq,
       terminal,

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { ISession } from '../api/contract';
-import { wasRecoveredAfterRestart } from '../model/markers';
-import { sessionRows } from '../model/session-rows';
+import { recoveredAfterRestart, sessionRows } from '../model/session-rows';
 import { sortSessions } from '../model/sessions';
 
 const session: ISession = {
@@ -19,7 +18,7 @@ const session: ISession = {
       type: 'interrupted',
       interruption_cause: 'server_restart'
     },
-    { role: 'assistant', content: '**Task cancelled:** Task cancelled.', _error: true }
+    { role: 'assistant', content: '**Task cancelled.**', _error: true, type: 'cancelled' }
   ],
   tool_calls: [{ tid: 'journal-4', name: 'terminal', assistant_msg_idx: 1, done: true, preview: 'foo' }]
 };
@@ -28,15 +27,15 @@ test('session messages map to rows with tool cards after their anchor', () => {
   const rows = sessionRows(session);
   assert.deepEqual(
     rows.map(r => (r.kind === 'marker' ? `marker:${r.variant}` : r.kind)),
-    ['user', 'assistant', 'tool', 'assistant', 'marker:interrupted', 'marker:cancel']
+    ['user', 'reasoning', 'assistant', 'tool', 'assistant', 'marker:interrupted', 'marker:cancelled']
   );
   assert.equal((rows[0] as any).recovered, true);
-  assert.equal((rows[4] as any).cause, 'server_restart');
+  assert.equal((rows[5] as any).cause, 'server_restart');
 });
 
 test('a server restart recovery is detected for the banner', () => {
-  assert.equal(wasRecoveredAfterRestart(session.messages), true);
-  assert.equal(wasRecoveredAfterRestart([{ role: 'user', content: 'hi' }]), false);
+  assert.equal(recoveredAfterRestart(sessionRows(session)), true);
+  assert.equal(recoveredAfterRestart(sessionRows({ session_id: 'x', messages: [{ role: 'user', content: 'hi' }] })), false);
 });
 
 test('sessions sort newest first', () => {
@@ -59,7 +58,6 @@ test('a settled approval card keeps how it was answered', () => {
       { name: 'approval', tid: 'a1', done: true, is_error: false, choice: 'allow_once', reason: 'answered', assistant_msg_idx: 1, _run_id: 'r1' }
     ]
   } as any);
-  const card = rows.find(r => r.kind === 'tool') as any;
-  assert.equal(card.approval.choice, 'allow_once');
-  assert.equal(card.approval.runId, 'r1');
+  const card = rows.find(r => r.kind === 'approval') as any;
+  assert.deepEqual([card.status, card.choice, card.approval_id], ['resolved', 'allow_once', 'a1']);
 });

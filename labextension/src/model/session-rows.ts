@@ -1,13 +1,12 @@
 /**
- * Settled session → display rows. Pure.
+ * Settled session → display rows (the transcript row kinds, plus user rows). Pure.
  *
- * Messages map one to one (markers recognised by their flags, never shown as
- * answers); each stored tool card follows the assistant message it belongs to
+ * Messages map in order (a marker is an `_error` row, never an answer); each
+ * stored card follows the assistant message it belongs to
  * (`assistant_msg_idx`); cards without an index close the transcript.
  */
 import { IMessageRow, ISession, IToolCallRow } from '../api/contract';
-import { isCancelMessage, isInterruptedMessage } from './markers';
-import { DisplayRow, IToolRow, contentText } from './rows';
+import { DisplayRow, MarkerVariant, TranscriptRow, contentText } from '../api/rows';
 
 export function sessionRows(session: ISession): DisplayRow[] {
   const messages = session.messages ?? [];
@@ -16,9 +15,7 @@ export function sessionRows(session: ISession): DisplayRow[] {
   for (const card of session.tool_calls ?? []) {
     const idx = card.assistant_msg_idx;
     if (typeof idx === 'number' && idx >= 0 && idx < messages.length) {
-      const list = cardsByIndex.get(idx) ?? [];
-      list.push(card);
-      cardsByIndex.set(idx, list);
+      cardsByIndex.set(idx, [...(cardsByIndex.get(idx) ?? []), card]);
     } else {
       orphanCards.push(card);
     }
@@ -26,83 +23,78 @@ export function sessionRows(session: ISession): DisplayRow[] {
   const rows: DisplayRow[] = [];
   const prefix = `s:${session.session_id}`;
   messages.forEach((message, index) => {
-    const row = messageRow(message, `${prefix}:${index}`);
-    if (row) {
-      rows.push(row);
-    }
-    (cardsByIndex.get(index) ?? []).forEach((card, n) =>
-      rows.push(toolCardRow(card, `${prefix}:${index}:t${n}`))
-    );
+    rows.push(...messageRows(message, `${prefix}:${index}`));
+    (cardsByIndex.get(index) ?? []).forEach((card, n) => rows.push(cardRow(card, `${prefix}:${index}:c${n}`)));
   });
-  orphanCards.forEach((card, n) => rows.push(toolCardRow(card, `${prefix}:t${n}`)));
+  orphanCards.forEach((card, n) => rows.push(cardRow(card, `${prefix}:c${n}`)));
   return rows;
 }
 
-export function messageRow(message: IMessageRow, id: string): DisplayRow | null {
-  const text = contentText(message.content);
-  if (message.role === 'user') {
-    return {
-      kind: 'user',
-      id,
-      text,
-      attachments: message.attachments,
-      recovered: message._recovered === true
-    };
-  }
-  if (message.role !== 'assistant') {
-    return null; // system and tool-result rows are model context, not transcript
-  }
-  if (isInterruptedMessage(message)) {
-    return {
-      kind: 'marker',
-      id,
-      variant: 'interrupted',
-      text,
-      cause: message.interruption_cause,
-      pendingRetry: message._pending_journal_recovery === true
-    };
-  }
-  if (isCancelMessage(message)) {
-    return { kind: 'marker', id, variant: 'cancel', text };
-  }
-  if (message._error === true) {
-    return { kind: 'marker', id, variant: 'error', text };
-  }
-  const reasoning = typeof message.reasoning === 'string' ? message.reasoning : '';
-  if (!text.trim() && !reasoning.trim()) {
-    return null; // an empty anchor of tool cards
-  }
-  return {
-    kind: 'assistant',
-    id,
-    text,
-    reasoning,
-    partial: message._partial === true,
-    recovered: message._recovered_from_run_journal === true
-  };
+/** True if a turn in these rows was recovered after a server restart (the sidebar's banner). */
+export function recoveredAfterRestart(rows: readonly DisplayRow[]): boolean {
+  return rows.some(
+    row =>
+      (row.kind === 'user' && row.recovered === true) ||
+      (row.kind === 'marker' && row.cause === 'server_restart')
+  );
 }
 
-function toolCardRow(card: IToolCallRow, id: string): IToolRow {
-  const row: IToolRow = {
-    kind: 'tool',
-    id,
-    tid: card.tid ?? id,
-    name: card.name || 'tool',
-    args: card.args ?? null,
-    preview: card.preview || card.snippet || '',
-    done: card.done !== false,
-    isError: card.is_error === true,
-    duration: typeof card.duration === 'number' ? card.duration : null
-  };
+function markerVariant(type: string | undefined): MarkerVariant {
+  if (type === 'interrupted') {
+    return 'interrupted';
+  }
+  return type === 'cancelled' || type === 'cancel' ? 'cancelled' : 'error';
+}
+
+export function messageRows(message: IMessageRow, id: string): DisplayRow[] {
+  const text = contentText(message.content).trim();
+  if (message.role === 'user') {
+    const recovered = message._recovered === true;
+    return [{ kind: 'user', id, text, attachments: message.attachments, recovered }];
+  }
+  if (message.role !== 'assistant') {
+    return []; // system and tool-result rows are model context, not transcript
+  }
+  if (message._error === true) {
+    const cause = message.interruption_cause ?? null;
+    return [{ kind: 'marker', id, variant: markerVariant(message.type), text, cause }];
+  }
+  const rows: DisplayRow[] = [];
+  const reasoning = typeof message.reasoning === 'string' ? message.reasoning.trim() : '';
+  if (reasoning) {
+    rows.push({ kind: 'reasoning', id: `${id}:r`, text: reasoning });
+  }
+  if (text) {
+    rows.push({ kind: 'assistant', id, text });
+  }
+  return rows;
+}
+
+function cardRow(card: IToolCallRow, id: string): TranscriptRow {
+  const tid = card.tid ?? id;
   if (card.name === 'approval') {
-    // A settled approval: show how it was answered (a settled turn never waits for one).
-    row.approval = {
-      id: card.tid ?? id,
-      runId: card._run_id ?? card._recovered_stream_id ?? '',
-      options: [],
+    // A settled approval: how it was answered (a settled turn never waits for one).
+    const command = typeof card.args?.command === 'string' ? card.args.command : null;
+    return {
+      kind: 'approval',
+      id,
+      approval_id: tid,
+      description: card.preview || null,
+      command,
+      choices: [],
+      status: 'resolved',
       choice: card.choice ?? 'deny',
-      reason: card.reason ?? undefined
+      reason: card.reason ?? null
     };
   }
-  return row;
+  return {
+    kind: 'tool',
+    id,
+    tid,
+    name: card.name || '',
+    args: card.args ?? null,
+    preview: card.preview || card.snippet || null,
+    status: card.done === false ? 'running' : card.is_error === true ? 'error' : 'done',
+    duration_s: typeof card.duration === 'number' ? card.duration : null
+  };
 }

@@ -1,301 +1,289 @@
 /**
- * Pure fold of journal rows into display rows (the TS twin of transcript.py).
+ * The live, incremental fold of one run's journal into transcript rows
+ * (docs/transcript.md). For the same journal rows it yields exactly the rows of
+ * the server's fold; the golden fixtures (tests/fixtures/journals) pin that.
+ * It never words anything: marker and note text come from the payloads, and
+ * once the server's settled message arrives its rows are the verdict.
  *
- * Text is split at tool boundaries; reasoning rides on its text segment; tool
- * cards are paired by `tid` (by name only when the row has no tid); terminal
- * rows become markers. `applyEvent` never mutates its input and ignores rows at
- * or below `lastSeq`, so replays and reconnects cannot duplicate text.
+ * Rows already folded (`seq <= lastSeq`) are ignored, so replays and
+ * reconnects cannot duplicate text. A changed row is a new object.
  */
-import { IJournalRow, isTerminalRow } from '../api/contract';
-import { CANCEL_MARKER_TEXT, interruptedMarkerText, markerTextOfPayload } from './markers';
-import { DisplayRow, IAssistantRow, IMarkerRow, IToolRow } from './rows';
+import { EVENTS, IJournalRow, IRunInfo, ISettledMessage, RunStatus, isTerminalRow } from '../api/contract';
+import { IApprovalRow, IClarifyRow, IPlanRow, IToolRow, TranscriptRow } from '../api/rows';
+import * as make from './fold-rows';
 
-export interface ITranscript {
-  /** Prefix of row ids, usually the run id. */
-  readonly prefix: string;
-  readonly rows: readonly DisplayRow[];
-  readonly lastSeq: number;
-  /** The terminal row, once seen. */
-  readonly terminal: IJournalRow | null;
-  /** Index in `rows` of the assistant segment receiving tokens, or -1. */
-  readonly openIndex: number;
-}
+/** Events that close the text segment before them. */
+const SEGMENT_BREAKS: ReadonlySet<string> = new Set([
+  EVENTS.tool,
+  EVENTS.approval,
+  EVENTS.clarify,
+  EVENTS.plan
+]);
 
-export function emptyTranscript(prefix: string): ITranscript {
-  return { prefix, rows: [], lastSeq: 0, terminal: null, openIndex: -1 };
-}
+/** How the end of a run answers a card nobody answered (the schema's wording). */
+const UNANSWERED_REASON = 'not answered before the run ended';
 
-export function foldEvents(
-  events: readonly IJournalRow[],
-  prefix: string
-): ITranscript {
-  return events.reduce(applyEvent, emptyTranscript(prefix));
-}
+export class LiveTranscript {
+  constructor(readonly runId: string) {}
 
-/** True if the run produced any visible output (text, reasoning or a tool). */
-export function hasOutput(state: ITranscript): boolean {
-  return state.rows.some(
-    row =>
-      row.kind === 'tool' ||
-      (row.kind === 'assistant' && (row.text.trim() || row.reasoning.trim()))
-  );
-}
-
-/** How a run settled without a terminal row was interrupted, if known. */
-export interface ISettledMarker {
-  cause: string;
-  /** The server's own marker text (from the settled session). */
-  text?: string;
-}
-
-/**
- * Close a transcript whose run the server settled without a terminal row (a
- * crash repaired later): the open segment stops streaming and, unless the run
- * completed, a marker says how it ended. A no-op once a terminal row was seen.
- */
-export function settleWithoutTerminal(
-  state: ITranscript,
-  status: string,
-  marker: ISettledMarker = { cause: 'unknown' }
-): ITranscript {
-  const cause = marker.cause;
-  if (state.terminal) {
-    return state;
-  }
-  const closed = flush(state);
-  if (status === 'completed' || status === 'running') {
-    return closed;
-  }
-  const id = `${state.prefix}:m:settled`;
-  if (status === 'cancelled') {
-    return push(closed, { kind: 'marker', id, variant: 'cancel', text: CANCEL_MARKER_TEXT });
-  }
-  if (status === 'interrupted') {
-    const text = marker.text ?? interruptedMarkerText(cause, hasOutput(closed));
-    return push(closed, { kind: 'marker', id, variant: 'interrupted', text, cause });
-  }
-  const text = '**Error:** The run failed before it finished.';
-  return push(closed, { kind: 'marker', id, variant: 'error', text });
-}
-
-export function applyEvent(state: ITranscript, row: IJournalRow): ITranscript {
-  if (!row || !Number.isInteger(row.seq) || row.seq <= state.lastSeq) {
-    return state;
-  }
-  const payload = row.payload ?? {};
-  let next: ITranscript = { ...state, lastSeq: row.seq };
-  switch (row.event) {
-    case 'token':
-      return append(next, row.seq, str(payload.text), '');
-    case 'reasoning':
-      return append(
-        next,
-        row.seq,
-        '',
-        str(payload.text ?? payload.reasoning ?? payload.thinking)
-      );
-    case 'interim_assistant': {
-      const text = str(payload.text);
-      if (!payload.already_streamed && text.trim()) {
-        const open = openRow(next);
-        const sep = open && open.text && !/\s$/.test(open.text) && text ? '\n\n' : '';
-        next = append(next, row.seq, sep + text, '');
-      }
-      return flush(next);
+  /** The rows so far; the same array until the next change. */
+  get rows(): readonly TranscriptRow[] {
+    if (!this._snapshot) {
+      this._snapshot = this._rows.slice();
     }
-    case 'tool':
-      return push(flush(next), toolRow(next.prefix, row));
-    case 'tool_complete':
-      return completeTool(next, row);
-    case 'approval':
-      return approvalEvent(flush(next), row);
-    default:
-      break;
+    return this._snapshot;
   }
-  if (!isTerminalRow(row)) {
-    return next;
+
+  get lastSeq(): number {
+    return this._lastSeq;
   }
-  next = { ...flush(next), terminal: row };
-  const marker = terminalMarker(next, row);
-  return marker ? push(next, marker) : next;
-}
 
-function str(value: unknown): string {
-  return typeof value === 'string' ? value : '';
-}
-
-function openRow(state: ITranscript): IAssistantRow | null {
-  const row = state.openIndex >= 0 ? state.rows[state.openIndex] : null;
-  return row && row.kind === 'assistant' ? row : null;
-}
-
-function append(
-  state: ITranscript,
-  seq: number,
-  text: string,
-  reasoning: string
-): ITranscript {
-  if (!text && !reasoning) {
-    return state;
+  /** A terminal row was folded. */
+  get ended(): boolean {
+    return this._ended;
   }
-  const rows = state.rows.slice();
-  const open = openRow(state);
-  if (open) {
-    rows[state.openIndex] = {
-      ...open,
-      text: open.text + text,
-      reasoning: open.reasoning + reasoning
-    };
-    return { ...state, rows };
+
+  /** The server's verdict, once received. */
+  get settled(): ISettledMessage | null {
+    return this._settled;
   }
-  rows.push({
-    kind: 'assistant',
-    id: `${state.prefix}:a:${seq}`,
-    text,
-    reasoning,
-    streaming: true
-  });
-  return { ...state, rows, openIndex: rows.length - 1 };
-}
 
-/** Close the open segment; an all-blank segment is dropped. */
-function flush(state: ITranscript): ITranscript {
-  const open = openRow(state);
-  if (!open) {
-    return state.openIndex >= 0 ? { ...state, openIndex: -1 } : state;
+  get status(): RunStatus {
+    return this._settled?.status ?? this._verdict?.status ?? 'running';
   }
-  const rows = state.rows.slice();
-  const text = open.text.trim();
-  const reasoning = open.reasoning.trim();
-  if (!text && !reasoning) {
-    rows.splice(state.openIndex, 1);
-  } else {
-    rows[state.openIndex] = { ...open, text, reasoning, streaming: false };
-  }
-  return { ...state, rows, openIndex: -1 };
-}
 
-function push(state: ITranscript, row: DisplayRow): ITranscript {
-  return { ...state, rows: [...state.rows, row] };
-}
-
-function toolRow(prefix: string, row: IJournalRow): IToolRow {
-  const p = row.payload ?? {};
-  const args = p.args && typeof p.args === 'object' ? p.args : null;
-  return {
-    kind: 'tool',
-    id: `${prefix}:t:${row.seq}`,
-    tid: str(p.tid) || `journal-${row.seq}`,
-    name: str(p.name) || 'tool',
-    args: args as IToolRow['args'],
-    preview: str(p.preview),
-    done: false,
-    isError: false,
-    duration: null
-  };
-}
-
-/** The open card a completion belongs to: by provider tid, else (as in
- * transcript.py) the newest open card of that name that has no tid either. */
-function findOpenCard(rows: readonly DisplayRow[], tid: string, name: string): number {
-  if (tid) {
-    const index = rows.findIndex(r => r.kind === 'tool' && !r.done && r.tid === tid);
-    if (index >= 0) {
-      return index;
+  /** Id of the text row still receiving tokens, or null. */
+  get streamingId(): string | null {
+    if (this._ended || this._settled || this._verdict) {
+      return null;
     }
+    const last = this._rows[this._rows.length - 1];
+    return last && this._segmentIds().includes(last.id) ? last.id : null;
   }
-  for (let i = rows.length - 1; i >= 0; i--) {
-    const card = rows[i];
-    if (
-      card.kind === 'tool' &&
-      !card.done &&
-      card.tid.startsWith('journal-') &&
-      (!name || card.name === name)
-    ) {
-      return i;
+
+  /** Fold one journal row; true if it changed the rows. */
+  apply(row: IJournalRow): boolean {
+    if (!row || !Number.isInteger(row.seq) || row.seq <= this._lastSeq || this._settled) {
+      return false;
     }
+    this._lastSeq = row.seq;
+    const before = this._version;
+    const p = row.payload ?? {};
+    if (SEGMENT_BREAKS.has(row.event)) {
+      this._closeSegment();
+    }
+    switch (row.event) {
+      case EVENTS.token:
+        this._text += make.str(p.text);
+        this._putSegment();
+        break;
+      case EVENTS.reasoning:
+        this._reasoning += make.str(p.text ?? p.reasoning ?? p.thinking);
+        this._putSegment();
+        break;
+      case EVENTS.interimAssistant:
+        this._interim(p);
+        break;
+      case EVENTS.tool:
+        this._push(make.toolRow(this.runId, { ...row, payload: p }));
+        break;
+      case EVENTS.toolComplete:
+        this._completeTool(row);
+        break;
+      case EVENTS.approval:
+        this._card(make.approvalRow(this.runId, p), p, make.resolvedApproval);
+        break;
+      case EVENTS.clarify:
+        this._card(make.clarifyRow(this.runId, p), p, make.resolvedClarify);
+        break;
+      case EVENTS.plan:
+        this._plan(make.planItems(p));
+        break;
+      case EVENTS.usage:
+        this._upsert(make.usageRow(this.runId, p));
+        break;
+      case EVENTS.compaction:
+      case EVENTS.status:
+        this._push(make.noteRow(this.runId, row, row.event));
+        break;
+      default:
+        if (isTerminalRow(row)) {
+          this._terminal(row);
+        }
+    }
+    return this._version !== before;
   }
-  return -1;
-}
 
-function completeTool(state: ITranscript, row: IJournalRow): ITranscript {
-  const p = row.payload ?? {};
-  const index = findOpenCard(state.rows, str(p.tid), str(p.name));
-  if (index < 0) {
-    return state; // a completion without its start: nothing to pair
-  }
-  const card = state.rows[index] as IToolRow;
-  const rows = state.rows.slice();
-  rows[index] = {
-    ...card,
-    done: true,
-    preview: str(p.preview) || card.preview,
-    isError: p.is_error === true,
-    duration: typeof p.duration === 'number' ? p.duration : null
-  };
-  return { ...state, rows };
-}
-
-/** A pending approval becomes a card with its options; its resolution completes the same card. */
-function approvalEvent(state: ITranscript, row: IJournalRow): ITranscript {
-  const p = row.payload ?? {};
-  const id = str(p.approval_id) || `journal-${row.seq}`;
-  if (p.status === 'pending') {
-    const options = Array.isArray(p.options) ? p.options.map(String) : ['allow_once', 'deny'];
-    return push(state, {
-      kind: 'tool',
-      id: `${state.prefix}:a:${row.seq}`,
-      tid: id,
-      name: 'approval',
-      args: p.command ? { command: p.command } : null,
-      preview: str(p.description),
-      done: false,
-      isError: false,
-      duration: null,
-      approval: { id, runId: str(row.run_id), options }
+  /** Adopt the server's verdict: its rows replace ours (unchanged rows keep their identity). */
+  settle(message: ISettledMessage): void {
+    const mine = new Map(this._rows.map(r => [r.id, r]));
+    this._rows = message.transcript.rows.map(row => {
+      const old = mine.get(row.id);
+      return old && JSON.stringify(old) === JSON.stringify(row) ? old : row;
     });
+    this._settled = message;
+    this._lastSeq = Math.max(this._lastSeq, message.transcript.last_seq);
+    this._changed();
   }
-  const index = state.rows.findIndex(r => r.kind === 'tool' && r.approval?.id === id);
-  if (index < 0) {
-    return state;
-  }
-  const card = state.rows[index] as IToolRow;
-  const choice = str(p.choice) || 'deny';
-  const rows = state.rows.slice();
-  rows[index] = {
-    ...card,
-    done: true,
-    isError: choice !== 'allow_once',
-    approval: { ...card.approval!, choice, reason: str(p.reason) }
-  };
-  return { ...state, rows };
-}
 
-function terminalMarker(state: ITranscript, row: IJournalRow): IMarkerRow | null {
-  const p = row.payload ?? {};
-  const id = `${state.prefix}:m:${row.seq}`;
-  if (row.event === 'done' || row.event === 'stream_end') {
+  /** A verdict without a settled message (`GET runs/{id}`): its status, and its marker if any. */
+  verdict(info: IRunInfo): void {
+    this._verdict = info;
+    if (info.marker) {
+      this._upsert(make.terminalMarker(this.runId, { marker: info.marker }));
+    }
+    this._changed();
+  }
+
+  private _segmentIds(): string[] {
+    return [`${this.runId}:a:${this._n}`, `${this.runId}:r:${this._n}`];
+  }
+
+  /** Show the open segment: reasoning before its text, blank parts not at all. */
+  private _putSegment(): void {
+    const [textId, reasoningId] = this._segmentIds();
+    const reasoning = this._reasoning.trim();
+    if (reasoning) {
+      const row = { kind: 'reasoning' as const, id: reasoningId, text: reasoning };
+      if (!this._replace(row)) {
+        const at = this._indexOf(textId);
+        at < 0 ? this._push(row) : this._insert(at, row);
+      }
+    }
+    const text = this._text.trim();
+    if (text) {
+      const row = { kind: 'assistant' as const, id: textId, text };
+      this._replace(row) || this._push(row);
+    }
+  }
+
+  /** The next text goes to a new segment (a segment that showed nothing keeps its ordinal). */
+  private _closeSegment(): void {
+    if (this._segmentIds().some(id => this._indexOf(id) >= 0)) {
+      this._n += 1;
+    }
+    this._text = '';
+    this._reasoning = '';
+  }
+
+  private _interim(p: { [key: string]: unknown }): void {
+    const text = make.str(p.text);
+    if (!p.already_streamed && text.trim()) {
+      const sep = this._text && !/\s$/.test(this._text) ? '\n\n' : '';
+      this._text += sep + text;
+      this._putSegment();
+    }
+    this._closeSegment();
+  }
+
+  /** Pair a completion by tid, else with the newest running card of that name without a provider tid. */
+  private _completeTool(row: IJournalRow): void {
+    const p = row.payload ?? {};
+    const byTid = this._find<IToolRow>(r => r.kind === 'tool' && r.tid === make.str(p.tid));
+    const card =
+      byTid ??
+      this._find<IToolRow>(
+        r => r.kind === 'tool' && r.status === 'running' && r.tid.startsWith('journal-') &&
+          (!p.name || r.name === p.name)
+      );
+    if (card) {
+      this._replace(make.completedTool(card, p));
+    }
+  }
+
+  /** A pending card is added; a resolution updates the card with the same id of the same kind. */
+  private _card<T extends IApprovalRow | IClarifyRow>(
+    fresh: T,
+    p: { [key: string]: unknown },
+    resolve: (card: T, p: { [key: string]: unknown }) => T
+  ): void {
+    const existing = this._rows[this._indexOf(fresh.id)] as T | undefined;
+    if (p.status === 'resolved') {
+      this._replace(resolve(existing ?? fresh, p)) || this._push(resolve(fresh, p));
+    } else if (!existing) {
+      this._push(fresh);
+    }
+  }
+
+  private _plan(items: IPlanRow['items']): void {
+    this._upsert({ kind: 'plan', id: `${this.runId}:plan`, items });
+  }
+
+  private _terminal(row: IJournalRow): void {
+    this._closeSegment();
+    this._ended = true;
+    for (const card of this._rows) {
+      if (card.kind === 'approval' && card.status === 'pending') {
+        this._replace({ ...card, status: 'resolved', choice: 'deny', reason: UNANSWERED_REASON });
+      } else if (card.kind === 'clarify' && card.status === 'pending') {
+        this._replace({ ...card, status: 'resolved', answer: null });
+      }
+    }
+    const p = row.payload ?? {};
+    if (make.isToolLimit(row)) {
+      this._push({ ...make.noteRow(this.runId, row, 'status'), level: 'warning', text: make.str(p.message) });
+    } else if (row.event !== EVENTS.done && row.event !== EVENTS.streamEnd) {
+      this._upsert(make.terminalMarker(this.runId, p));
+    }
+  }
+
+  private _find<T extends TranscriptRow>(test: (row: TranscriptRow) => boolean): T | null {
+    for (let i = this._rows.length - 1; i >= 0; i--) {
+      if (test(this._rows[i])) {
+        return this._rows[i] as T;
+      }
+    }
     return null;
   }
-  if (row.event === 'cancel') {
-    return { kind: 'marker', id, variant: 'cancel', text: CANCEL_MARKER_TEXT };
+
+  private _indexOf(id: string): number {
+    for (let i = this._rows.length - 1; i >= 0; i--) {
+      if (this._rows[i].id === id) {
+        return i;
+      }
+    }
+    return -1;
   }
-  const kind = str(p.type).toLowerCase();
-  if (kind.includes('interrupted')) {
-    const cause = str(p.interruption_cause) || str(p.cause) || 'unknown';
-    const text =
-      markerTextOfPayload(p) ?? interruptedMarkerText(cause, hasOutput(state));
-    return { kind: 'marker', id, variant: 'interrupted', text, cause };
+
+  /** Replace the row with the same id; false if there is none. */
+  private _replace(row: TranscriptRow): boolean {
+    const at = this._indexOf(row.id);
+    if (at < 0) {
+      return false;
+    }
+    this._rows[at] = row;
+    this._changed();
+    return true;
   }
-  if (kind.includes('cancel')) {
-    return { kind: 'marker', id, variant: 'cancel', text: CANCEL_MARKER_TEXT };
+
+  private _upsert(row: TranscriptRow): void {
+    this._replace(row) || this._push(row);
   }
-  const hint = str(p.hint);
-  const message = str(p.message) || 'The run failed.';
-  return {
-    kind: 'marker',
-    id,
-    variant: 'error',
-    text: `**Error:** ${message}${hint ? `\n\n${hint}` : ''}`
-  };
+
+  private _push(row: TranscriptRow): void {
+    this._rows.push(row);
+    this._changed();
+  }
+
+  private _insert(at: number, row: TranscriptRow): void {
+    this._rows.splice(at, 0, row);
+    this._changed();
+  }
+
+  private _changed(): void {
+    this._snapshot = null;
+    this._version += 1;
+  }
+
+  private _rows: TranscriptRow[] = [];
+  private _snapshot: TranscriptRow[] | null = null;
+  private _version = 0;
+  private _lastSeq = 0;
+  private _ended = false;
+  private _settled: ISettledMessage | null = null;
+  private _verdict: IRunInfo | null = null;
+  /** The open text segment: its ordinal and the raw text and reasoning so far. */
+  private _n = 0;
+  private _text = '';
+  private _reasoning = '';
 }
