@@ -39,6 +39,16 @@ TerminalState = Literal[
     "tool_limit_reached",
 ]
 
+#: What `GET runs/{id}` and the transcript call a run in each terminal state.
+RunStatus = Literal["running", "completed", "cancelled", "interrupted", "errored"]
+RUN_STATUS_OF_STATE: Final[dict[str, RunStatus]] = {
+    "completed": "completed",
+    "tool_limit_reached": "completed",
+    "interrupted-by-user": "cancelled",
+    "interrupted-by-crash": "interrupted",
+    "errored": "errored",
+}
+
 #: `apperror.payload.type` for a run settled as interrupted (drain, kernel restart).
 INTERRUPTED_ERROR_TYPE: Final = "interrupted"
 

@@ -2,29 +2,36 @@
 
 Recovery decides from evidence, never from a file's mere presence: rows are
 identity-checked by the reader, and a terminal row is trusted only if no
-foreign row claiming to be terminal follows it.
+foreign row claiming to be terminal follows it. The journal is folded as it is
+read, so judging a run of a million events holds a chunk of rows at a time.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import events
 from .events import JournalRow
 from .journal import Journals, ReadStats
+from .transcript import Transcript, TranscriptFold, Verdict
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class Evidence:
-    rows: list[JournalRow] = field(default_factory=list)
+    """One streaming read of a run's journal: the fold of its rows (never the rows themselves)."""
+
+    fold: TranscriptFold | None = None
     exists: bool = False
     read_failed: bool = False
     writer_alive: bool = False
-    terminal: JournalRow | None = None
+
+    @property
+    def terminal(self) -> JournalRow | None:
+        return self.fold.terminal if self.fold is not None else None
 
     @property
     def completed(self) -> bool:
@@ -32,37 +39,36 @@ class Evidence:
 
     @property
     def has_visible_output(self) -> bool:
-        return any(_visible(row) for row in self.rows)
+        return self.fold is not None and self.fold.snapshot().has_output
 
     @property
     def still_arriving(self) -> bool:
         """A journal that may still grow: a writer holds it, or it exists but nothing is in it yet."""
         if self.terminal is not None:
             return False
-        return self.writer_alive or (self.exists and not self.rows)
+        return self.writer_alive or (self.exists and (self.fold is None or self.fold.last_seq == 0))
 
     @property
     def sealed_without_output(self) -> bool:
         """The journal is there, nobody writes it any more, and it shows nothing to recover."""
         return self.exists and not self.read_failed and not self.writer_alive and not self.has_visible_output
 
-
-def _visible(row: JournalRow) -> bool:
-    event, payload = row.event, row.payload
-    if event == "token":
-        return bool(payload.get("text"))
-    if event == "reasoning":
-        return bool(str(payload.get("text") or payload.get("reasoning") or "").strip())
-    if event == "interim_assistant":
-        return bool(payload.get("text")) and not payload.get("already_streamed")
-    return event == "tool"
+    def transcript(self, cause: str = "unknown") -> Transcript | None:
+        """The run's closed transcript: ended by its terminal row, else by the verdict `cause`."""
+        if self.fold is None:
+            return None
+        return self.fold.snapshot(None if self.fold.terminal is not None else Verdict(cause=cause))
 
 
 def read_evidence(journals: Journals, session_id: str, run_id: str) -> Evidence:
-    """One streaming pass over the journal. An OSError is reported as `read_failed` (retry later)."""
+    """One streaming pass over the journal, folded as it is read (memory does not grow with its length).
+
+    An OSError is reported as `read_failed` (retry later).
+    """
     stats = ReadStats()
+    fold = TranscriptFold(run_id, session_id)
     try:
-        rows = journals.read_rows(session_id, run_id, stats=stats)
+        fold.feed(journals.iter_rows(session_id, run_id, stats=stats))
     except FileNotFoundError:
         return Evidence()
     except OSError as exc:
@@ -73,13 +79,11 @@ def read_evidence(journals: Journals, session_id: str, run_id: str) -> Evidence:
             "run journal %s/%s: skipped %d malformed and %d foreign rows",
             session_id, run_id, stats.malformed, stats.foreign,
         )
-    terminal = events.authoritative_terminal(rows)
+    terminal = fold.terminal
     if terminal is not None and stats.foreign_terminal_after is not None:
         if stats.foreign_terminal_after >= terminal.seq:
-            terminal = None  # later terminal evidence exists but is not ours: trust neither
-    return Evidence(
-        rows=rows, exists=True, terminal=terminal, writer_alive=journals.writer_alive(session_id, run_id)
-    )
+            fold.distrust_terminal()  # later terminal evidence exists but is not ours: trust neither
+    return Evidence(fold=fold, exists=True, writer_alive=journals.writer_alive(session_id, run_id))
 
 
 @dataclass(frozen=True)

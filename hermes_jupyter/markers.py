@@ -1,8 +1,11 @@
-"""Interrupted and cancelled markers (CONTRACT §5). Pure functions, no I/O.
+"""The words a user reads about how a run ended: markers and notes. Pure functions, no I/O.
 
-A marker is an assistant row with `_error: true` that tells the reader the turn
-above it did not finish. Its wording never claims more than we know, and the
-cause sentence survives when a pending-retry marker is promoted or demoted.
+Every view shows these sentences and no other copy of them exists: the transcript
+fold puts them into marker and note rows, the server writes them into terminal
+journal rows (`payload.marker`), and a session's marker row (an assistant row with
+`_error: true`) carries the same text. The wording never claims more than we
+know, and the cause sentence survives when a pending-retry marker is promoted or
+demoted (docs/transcript.md).
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ CAUSES: Final[tuple[Cause, ...]] = ("server_restart", "kernel_restart", "server_
 HEAD: Final = "**Response interrupted.**\n\nThe live response stream stopped before this turn finished."
 
 CAUSE_SENTENCES: Final[dict[str, str]] = {
-    "server_restart": "Evidence: the Jupyter server started after this turn began, so this looks like a server crash or restart.",
-    "kernel_restart": "Evidence: the notebook kernel this turn was bound to restarted or shut down, so the run was stopped.",
-    "server_shutdown": "Evidence: the Jupyter server was shut down while this turn was running and the turn did not finish within the drain timeout.",
-    "lost_worker": "Evidence: the stream was gone and no worker was running it any more, so the worker was lost without a terminal event.",
-    "unknown": "Evidence: the stream stopped, but hermes-jupyter could not classify the interruption more precisely.",
+    "server_restart": "The Jupyter server restarted (or crashed) after this turn began.",
+    "kernel_restart": "The notebook kernel this turn was started from restarted or shut down, so the run was stopped.",
+    "server_shutdown": "The Jupyter server was shut down while this turn was running, and the turn did not finish in time.",
+    "lost_worker": "The agent process running this turn stopped without saying why.",
+    "unknown": "The run stopped for a reason hermes-jupyter could not tell.",
 }
 
 OUTCOME_SENTENCES: Final[dict[str, str]] = {
@@ -39,10 +42,17 @@ RETRY_KEYS: Final = (
     "_journal_retry_first_seen_ts",
 )
 
-CANCEL_CONTENT: Final = (
-    "**Task cancelled.**\n\n*The run was cancelled by the user before Hermes finished. "
-    "No provider failure occurred.*"
-)
+CANCEL_CONTENT: Final = "**Task cancelled.**\n\n*You stopped this run before it finished; what it wrote so far is kept above.*"
+TOOL_LIMIT_NOTE: Final = "The agent stopped because it reached its limit of tool calls for one turn; ask it to go on if you need more."
+_ERROR_FALLBACK: Final = "the run failed."
+
+
+def known_cause(cause: str | None) -> Cause:
+    """`cause` if it is one of CAUSES, else `unknown`."""
+    for known in CAUSES:
+        if cause == known:
+            return known
+    return "unknown"
 
 
 def interrupted_content(cause: str, outcome: Outcome) -> str:
@@ -100,3 +110,37 @@ def cancel_marker(timestamp: float | None = None) -> dict[str, Any]:
         "_error": True,
         "type": "cancelled",
     }
+
+
+def error_content(message: str | None) -> str:
+    """The closing line of a failed run: what went wrong, in the backend's plain words."""
+    return f"**Error:** {message or _ERROR_FALLBACK}"
+
+
+def ending_marker(status: str, payload: dict[str, Any], *, has_output: bool) -> dict[str, Any]:
+    """`{variant, text, cause}` of a run that did not complete, from its terminal payload.
+
+    The server writes this into its `cancel`/`apperror` rows (`payload.marker`); a
+    foreign terminal row without one is worded here the same way.
+    """
+    if status == "cancelled":
+        return {"variant": "cancelled", "text": CANCEL_CONTENT, "cause": None}
+    if status == "interrupted":
+        cause = known_cause(payload.get("cause") if isinstance(payload.get("cause"), str) else None)
+        return {
+            "variant": "interrupted", "cause": cause,
+            "text": interrupted_content(cause, "recovered" if has_output else "none"),
+        }
+    kind = payload.get("type")
+    message = payload.get("message")
+    return {
+        "variant": "error", "text": error_content(message if isinstance(message, str) else None),
+        "cause": kind if isinstance(kind, str) and kind else None,
+    }
+
+
+def compaction_text(before: int | None, after: int | None) -> str:
+    """The note shown when a backend compacted the conversation to fit the model's context."""
+    if before is not None and after is not None:
+        return f"The conversation was shortened to fit the model's context ({before} messages became {after})."
+    return "The conversation was shortened to fit the model's context."

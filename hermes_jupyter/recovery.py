@@ -32,7 +32,7 @@ from .journal import Journals
 from .journal.reader import gc_paused
 from .liveness import LiveRuns
 from .store import Session, SessionStore
-from .transcript import Fold, append_to_context, context_projection
+from .transcript import append_to_context, context_projection, merge
 
 log = logging.getLogger(__name__)
 
@@ -206,12 +206,13 @@ class Recovery:
         turn = self._current_user_turn(session, tail_only=False)
         if turn is None:
             turn = append_recovered_user_turn(session)
-        if stream:
-            Fold(session, stream, turn, dedupe=True).feed(evidence.rows)
+        transcript = evidence.transcript()
+        if stream and transcript is not None:
+            merge(session, transcript, turn, dedupe=True)
 
     def _settle_interrupted(self, session: Session, stream: str | None, evidence: Evidence, cause: str) -> None:
         turn = append_recovered_user_turn(session)
-        output, terminal = self._recover_output(session, stream, evidence, turn, dedupe=False)
+        output, terminal = self._recover_output(session, stream, evidence, turn, dedupe=False, cause=cause)
         if terminal:
             return
         pending = bool(stream) and not output and not evidence.sealed_without_output
@@ -243,12 +244,14 @@ class Recovery:
             )
 
     def _recover_output(
-        self, session: Session, stream: str | None, evidence: Evidence, turn: int, *, dedupe: bool
+        self, session: Session, stream: str | None, evidence: Evidence, turn: int, *, dedupe: bool,
+        cause: str = "unknown",
     ) -> tuple[bool, bool]:
         """Append the journal's output of this turn; returns (output recovered, terminal error recovered)."""
-        if not stream:
+        transcript = evidence.transcript(cause)
+        if not stream or transcript is None:
             return False, False
-        output = Fold(session, stream, turn, dedupe=dedupe).feed(evidence.rows)
+        output = merge(session, transcript, turn, dedupe=dedupe)
         terminal_error = recoverable_terminal_error(evidence, session.session_id, stream)
         if terminal_error is None:
             return output, False

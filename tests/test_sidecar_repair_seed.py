@@ -16,6 +16,7 @@ import pytest
 from hermes_jupyter import paths
 from hermes_jupyter.runs.settle import settle_error
 from hermes_jupyter.store import SessionStore
+from hermes_jupyter.transcript import Verdict, fold
 
 from .hermes_fixtures import Core, make_session, make_stale_session
 
@@ -44,9 +45,12 @@ def _journal_gateway_terminal_save_failure(
     live.active_stream_id = stream_id
     if partial_text:
         core.append(live.session_id, stream_id, "token", {"text": partial_text})
-    rows = core.journals.read(live.session_id, stream_id).rows
+    transcript = fold(
+        core.journals.iter_rows(live.session_id, stream_id), run_id=stream_id, session_id=live.session_id,
+        verdict=Verdict(),
+    )
     payload = settle_error(
-        _FailingStore(core.state_dir / "sessions"), live, stream_id, rows,
+        _FailingStore(core.state_dir / "sessions"), live, stream_id, transcript,
         message=terminal_error, error_type="gateway_error",
     )
     assert payload["terminal_session_persisted"] is False

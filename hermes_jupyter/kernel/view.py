@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..events import JournalRow
-from ..notebook.outputs import DEFAULT_DEAD_CAUSE, RunOutput, RunSnapshot, final_bundle, live_bundle, view_state
+from ..notebook.outputs import DEFAULT_DEAD_CAUSE, RunOutput, final_bundle, live_bundle, view_state
+from ..transcript import Transcript
 
 STATIC = Path(__file__).with_name("static")
 #: Seconds between two widget updates: at most 10 comm messages a second per cell.
@@ -119,7 +120,7 @@ class LiveCell:
     def tick(self) -> float:
         """Push what is due; returns the seconds until the next push could be due."""
         now = self._clock()
-        snap: RunSnapshot | None = None
+        snap: Transcript | None = None
         if self._widget_dirty and self.widget is not None and self._widget_throttle.ready(now):
             snap = self.output.snapshot()
             self.widget.state = view_state(snap)
@@ -136,7 +137,7 @@ class LiveCell:
             waits.append(self._widget_throttle.due_in(now))
         return min(waits, default=self._widget_throttle.interval_s)
 
-    def finish(self, status: str | None = None, *, cause: str = DEFAULT_DEAD_CAUSE) -> RunSnapshot:
+    def finish(self, status: str | None = None, *, cause: str = DEFAULT_DEAD_CAUSE) -> Transcript:
         """Replace the live bundle with the static one (no widget view) and close the widget.
 
         Without a terminal row and with `status=None` the bundle keeps status

@@ -1,45 +1,54 @@
-"""Journal rows → the mime bundle of a hermes cell output. Pure: no I/O, no kernel, no server.
+"""A `Transcript` → the mime bundle of a hermes cell output: the one renderer of cell outputs.
 
-The magic, `jupyter hermes recover` and the server's recover endpoint all call
-this module, so a live cell, a finished cell and a recovered cell read alike.
-The fold itself is `transcript.Fold` (text split at tool boundaries, tool
-cards paired by `tid`); this module only renders its result.
+The kernel magic, `jupyter hermes recover`, `POST notebooks/recover` and
+`GET runs/{run_id}/bundle` all render through `final_bundle`, so a live cell, a
+finished cell and a recovered cell read alike, byte for byte. The fold itself is
+`transcript.fold` (docs/transcript.md); this module only renders its rows.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
-from typing import Any, Final, Iterable, Literal, Mapping, TypedDict
+from typing import Any, Final, Iterable, Mapping, TypedDict
 
-from .. import markers
 from ..events import JournalRow
-from ..store import Session
-from ..transcript import Fold
+from ..transcript import FINAL_STATUSES, Transcript, TranscriptFold, Verdict
+from ..transcript.rows import (
+    ApprovalRow,
+    AssistantRow,
+    ClarifyRow,
+    MarkerRow,
+    NoteRow,
+    PlanRow,
+    ReasoningRow,
+    Row,
+    ToolRow,
+    UsageRow,
+)
 
 RUN_MIME: Final = "application/vnd.hermes.run+json"
 WIDGET_MIME: Final = "application/vnd.jupyter.widget-view+json"
 RUNNING: Final = "running"
-#: Statuses after which a cell output never changes again (CONTRACT §6 `GET runs/{id}`).
-FINAL_STATUSES: Final = frozenset({"completed", "interrupted", "cancelled", "errored"})
-#: Journal `terminal_state` → run status, as `GET runs/{run_id}` reports it.
-STATUS_OF_TERMINAL_STATE: Final[dict[str, str]] = {
-    "completed": "completed",
-    "tool_limit_reached": "completed",
-    "interrupted-by-user": "cancelled",
-    "interrupted-by-crash": "interrupted",
-    "errored": "errored",
-}
-#: What a run without a terminal row and without a writer was: its worker is gone.
+#: What a run without a terminal row and without a writer was, when nobody says otherwise: its worker is gone.
 DEFAULT_DEAD_CAUSE: Final = "lost_worker"
 
 _PREVIEW_MAX_CHARS = 600
 _PREVIEW_MAX_LINES = 12
 _ARGS_MAX_CHARS = 100
+_CHOICE_WORDS: Final = {
+    "allow_once": "allowed once", "allow_session": "allowed for this session",
+    "allow_always": "always allowed", "deny": "denied",
+}
+_PLAN_BOXES: Final = {"completed": "[x]", "in_progress": "[ ]", "pending": "[ ]"}
 
-ToolStatus = Literal["running", "done", "error"]
 MimeBundle = dict[str, Any]
+
+__all__ = [
+    "DEFAULT_DEAD_CAUSE", "FINAL_STATUSES", "RUN_MIME", "RUNNING", "WIDGET_MIME", "MimeBundle", "RunOutput", "RunRef",
+    "bundle_for", "final_bundle", "fold_rows", "live_bundle", "render_markdown", "render_plain", "run_ref_of",
+    "summarize_args", "view_state",
+]
 
 
 class RunRef(TypedDict):
@@ -51,179 +60,102 @@ class RunRef(TypedDict):
     status: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCard:
-    name: str
-    args: Any
-    preview: str | None
-    status: ToolStatus
-    duration_s: float | None
-    #: The provider's call id (or the approval id for an approval card).
-    tid: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """One stretch of assistant text (with its reasoning) and the tool cards that follow it."""
-
-    text: str
-    reasoning: str
-    tools: tuple[ToolCard, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class RunSnapshot:
-    """A run as far as its rows go: segments, status, and the closing note of a run that did not complete."""
-
-    run_id: str
-    session_id: str
-    seq: int
-    status: str
-    segments: tuple[Segment, ...]
-    ending: str | None
-
-    @property
-    def text(self) -> str:
-        return "\n\n".join(s.text for s in self.segments if s.text)
-
-    @property
-    def has_output(self) -> bool:
-        return any(s.text or s.reasoning or s.tools for s in self.segments)
-
-    @property
-    def is_final(self) -> bool:
-        return self.status in FINAL_STATUSES
-
-    def ref(self) -> RunRef:
-        return {"run_id": self.run_id, "session_id": self.session_id, "seq": self.seq, "status": self.status}
-
-
-class _PeekFold(Fold):
-    """A `Fold` whose unflushed tail can be read without closing the current segment.
-
-    Flushing mid-stream would split the text where a snapshot happened to be
-    taken; peeking keeps a live snapshot identical to the final fold's prefix.
-    """
-
-    def pending_text(self) -> tuple[str, str]:
-        return "".join(self._parts).strip(), "".join(self._reasoning).strip()
-
-    def cards(self) -> list[dict[str, Any]]:
-        return self._cards
-
-
 class RunOutput:
-    """Incremental fold of one run's rows; `snapshot()` is cheap enough to call on every refresh."""
+    """Incremental fold of one run's rows for a cell; `snapshot()` is cheap enough to call on every refresh."""
 
     def __init__(self, session_id: str, run_id: str) -> None:
-        self.session_id = session_id
-        self.run_id = run_id
-        self.seq = 0
-        self.terminal: JournalRow | None = None
-        self._session = Session(session_id=session_id)
-        self._fold = _PeekFold(self._session, run_id, 0, recovered=False)
+        self._fold = TranscriptFold(run_id, session_id)
+
+    @property
+    def seq(self) -> int:
+        return self._fold.last_seq
+
+    @property
+    def terminal(self) -> JournalRow | None:
+        return self._fold.terminal
 
     def feed(self, rows: Iterable[JournalRow]) -> None:
         """Add rows in seq order; rows at or below the last seq are ignored (a resumed stream may repeat)."""
-        for row in rows:
-            seq = row.seq
-            if seq <= self.seq or self.terminal is not None:
-                continue
-            self.seq = seq
-            self._fold.feed_row(row)
-            if row.terminal is True:
-                self.terminal = row
+        self._fold.feed(rows)
 
-    def snapshot(self, status: str | None = None, *, cause: str = DEFAULT_DEAD_CAUSE) -> RunSnapshot:
-        """The run so far. A terminal row decides the status; else `status` (default running).
-
-        `status="interrupted"` without a terminal row describes a dead run: it
-        gets the interrupted marker with `cause`.
-        """
-        segments = self._segments()
-        if self.terminal is not None:
-            status = STATUS_OF_TERMINAL_STATE.get(str(self.terminal.terminal_state), "errored")
-            payload = self.terminal.payload
-            cause = str(payload.get("cause") or cause)
-        else:
-            status = status or RUNNING
-            payload = {}
-        has_output = any(s.text or s.reasoning or s.tools for s in segments)
-        ending = _ending(status, payload, cause, has_output)
-        return RunSnapshot(self.run_id, self.session_id, self.seq, status, segments, ending)
-
-    def _segments(self) -> tuple[Segment, ...]:
-        messages = self._session.messages
-        by_anchor: dict[int, list[ToolCard]] = {}
-        for card in self._fold.cards():
-            by_anchor.setdefault(int(card.get("assistant_msg_idx") or 0), []).append(_tool_card(card))
-        segments = [
-            Segment(str(m.get("content") or ""), str(m.get("reasoning") or ""), tuple(by_anchor.get(i, ())))
-            for i, m in enumerate(messages)
-        ]
-        tail_text, tail_reasoning = self._fold.pending_text() if self.terminal is None else ("", "")
-        if tail_text or tail_reasoning:
-            segments.append(Segment(tail_text, tail_reasoning, ()))
-        return tuple(segments)
-
-
-def _tool_card(card: Mapping[str, Any]) -> ToolCard:
-    status: ToolStatus = "error" if card.get("is_error") else "done" if card.get("done") else "running"
-    preview = card.get("preview")
-    duration = card.get("duration")
-    return ToolCard(
-        name=str(card.get("name") or "tool"),
-        args=card.get("args"),
-        preview=None if preview is None else str(preview),
-        status=status,
-        duration_s=float(duration) if isinstance(duration, (int, float)) else None,
-        tid=None if card.get("tid") is None else str(card["tid"]),
-    )
-
-
-def _ending(status: str, payload: Mapping[str, Any], cause: str, has_output: bool) -> str | None:
-    """The closing note: the interrupted or cancel marker, or the error, worded as CONTRACT §5 says."""
-    if status == "cancelled":
-        return markers.CANCEL_CONTENT
-    if status == "interrupted":
-        return markers.interrupted_content(cause, "recovered" if has_output else "none")
-    if status == "errored":
-        return f"**Error:** {payload.get('message') or 'the run failed.'}"
-    return None
+    def snapshot(self, status: str | None = None, *, cause: str = DEFAULT_DEAD_CAUSE) -> Transcript:
+        """The run so far. A terminal row decides how it ended; else `status="interrupted"` closes a dead
+        run with the interrupted marker for `cause`, and anything else leaves it running."""
+        verdict = Verdict(cause=cause) if status == "interrupted" and self.terminal is None else None
+        return self._fold.snapshot(verdict)
 
 
 def fold_rows(
     rows: Iterable[JournalRow], session_id: str, run_id: str, *, status: str | None = None,
     cause: str = DEFAULT_DEAD_CAUSE,
-) -> RunSnapshot:
+) -> Transcript:
     """Fold a run's rows in one go (see `RunOutput.snapshot` for `status` and `cause`)."""
     output = RunOutput(session_id, run_id)
     output.feed(rows)
     return output.snapshot(status, cause=cause)
 
 
-# -- rendering -----------------------------------------------------------------------------
+def ref_of(t: Transcript) -> RunRef:
+    return {"run_id": t.run_id, "session_id": t.session_id, "seq": t.last_seq, "status": t.status}
 
-def render_markdown(snap: RunSnapshot) -> str:
-    """Markdown of the run so far: text, reasoning in <details>, tool cards, the closing note, a status line."""
+
+# -- markdown --------------------------------------------------------------------------------
+
+def render_markdown(t: Transcript) -> str:
+    """Markdown of the run: reasoning folded, text, cards as list items, plan as a checklist, notes,
+    the closing marker, and a quiet status line (with usage) at the foot."""
     blocks: list[str] = []
-    for seg in snap.segments:
-        if seg.reasoning:
-            blocks.append(
-                "<details><summary>Reasoning</summary>\n\n"
-                + html.escape(seg.reasoning, quote=False) + "\n\n</details>"
-            )
-        if seg.text:
-            blocks.append(seg.text)
-        if seg.tools:
-            blocks.append("\n".join(_tool_markdown(t) for t in seg.tools))
-    if snap.ending:
-        blocks.append("\n".join(f"> {line}" if line else ">" for line in snap.ending.split("\n")))
-    blocks.append(f"<sub>hermes · {_status_words(snap)}</sub>")
+    items: list[str] = []  # consecutive cards form one list
+    for row in t.rows:
+        item = _card_markdown(row)
+        if item is not None:
+            items.append(item)
+            continue
+        if items:
+            blocks.append("\n".join(items))
+            items = []
+        block = _block_markdown(row)
+        if block:
+            blocks.append(block)
+    if items:
+        blocks.append("\n".join(items))
+    blocks.append(f"<sub>hermes · {_status_words(t)}</sub>")
     return "\n\n".join(blocks)
 
 
-def _tool_markdown(tool: ToolCard) -> str:
+def _block_markdown(row: Row) -> str | None:
+    if isinstance(row, ReasoningRow):
+        return "<details><summary>Reasoning</summary>\n\n" + html.escape(row.text, quote=False) + "\n\n</details>"
+    if isinstance(row, AssistantRow):
+        return row.text
+    if isinstance(row, PlanRow):
+        lines = [f"- {_PLAN_BOXES[i.status]} {_escape_inline(i.text)}" + (" *(in progress)*" if i.status == "in_progress" else "")
+                 for i in row.items]
+        return "**Plan**\n\n" + "\n".join(lines) if lines else None
+    if isinstance(row, NoteRow):
+        return f"> **Note:** {row.text}" if row.level == "warning" else f"*{_escape_inline(row.text)}*"
+    if isinstance(row, MarkerRow):
+        return "\n".join(f"> {line}" if line else ">" for line in row.text.split("\n"))
+    return None  # usage: in the status line
+
+
+def _card_markdown(row: Row) -> str | None:
+    if isinstance(row, ToolRow):
+        return _tool_markdown(row)
+    if isinstance(row, ApprovalRow):
+        line = "- **Approval:** " + _escape_inline(row.description or "the agent asked to run a command")
+        if row.command:
+            line += " " + _code_span(row.command)
+        return line + " · " + _approval_words(row)
+    if isinstance(row, ClarifyRow):
+        line = "- **Question:** " + _escape_inline(row.question)
+        if row.choices:
+            line += " (" + " / ".join(_escape_inline(c) for c in row.choices) + ")"
+        return line + " · " + _clarify_words(row)
+    return None
+
+
+def _tool_markdown(tool: ToolRow) -> str:
     line = f"- **{_escape_inline(tool.name)}**"
     args = summarize_args(tool.args)
     if args:
@@ -239,27 +171,74 @@ def _tool_markdown(tool: ToolCard) -> str:
     return line
 
 
-def render_plain(snap: RunSnapshot) -> str:
+def _approval_words(row: ApprovalRow) -> str:
+    if row.status == "pending":
+        return "waiting for your answer"
+    words = _CHOICE_WORDS.get(row.choice or "deny", row.choice or "denied")
+    if row.reason and row.reason != "answered":
+        words += f" ({row.reason})"
+    return words
+
+
+def _clarify_words(row: ClarifyRow) -> str:
+    if row.status == "pending":
+        return "waiting for your answer"
+    return f"answer: {row.answer}" if row.answer is not None else "not answered"
+
+
+# -- plain text ------------------------------------------------------------------------------
+
+def render_plain(t: Transcript) -> str:
     """The run as plain text (what a terminal or a notebook without markdown shows)."""
     blocks: list[str] = []
-    for seg in snap.segments:
-        if seg.text:
-            blocks.append(seg.text)
-        for tool in seg.tools:
-            extra = f", {tool.duration_s:.2f} s" if tool.duration_s is not None else ""
-            line = f"[tool {tool.name} {summarize_args(tool.args)}: {tool.status}{extra}]"
-            preview = _cut_preview(tool.preview)
-            blocks.append(line + (f"\n{preview}" if preview else ""))
-    if snap.ending:
-        blocks.append(snap.ending.replace("**", "").replace("*", ""))
-    blocks.append(f"[hermes: {_status_words(snap)}]")
+    for row in t.rows:
+        text = _plain(row)
+        if text:
+            blocks.append(text)
+    blocks.append(f"[hermes: {_status_words(t)}]")
     return "\n\n".join(blocks)
 
 
-def _status_words(snap: RunSnapshot) -> str:
-    words = "streaming…" if snap.status == RUNNING else snap.status
-    tools = sum(len(s.tools) for s in snap.segments)
-    return words + (f" · {tools} tool call{'s' if tools != 1 else ''}" if tools else "")
+def _plain(row: Row) -> str | None:
+    if isinstance(row, AssistantRow):
+        return row.text
+    if isinstance(row, ToolRow):
+        extra = f", {row.duration_s:.2f} s" if row.duration_s is not None else ""
+        preview = _cut_preview(row.preview)
+        return f"[tool {row.name} {summarize_args(row.args)}: {row.status}{extra}]" + (f"\n{preview}" if preview else "")
+    if isinstance(row, ApprovalRow):
+        command = f" `{row.command}`" if row.command else ""
+        return f"[approval: {row.description or 'run a command'}{command}: {_approval_words(row)}]"
+    if isinstance(row, ClarifyRow):
+        return f"[question: {row.question}: {_clarify_words(row)}]"
+    if isinstance(row, PlanRow):
+        return "Plan:\n" + "\n".join(f"{_PLAN_BOXES[i.status]} {i.text}" for i in row.items) if row.items else None
+    if isinstance(row, NoteRow):
+        return f"Note: {row.text}"
+    if isinstance(row, MarkerRow):
+        return row.text.replace("**", "").replace("*", "")
+    return None  # reasoning is for the markdown fold; usage is in the status line
+
+
+def _status_words(t: Transcript) -> str:
+    words = "streaming…" if t.status == RUNNING else t.status
+    tools = sum(1 for r in t.rows if isinstance(r, ToolRow))
+    if tools:
+        words += f" · {tools} tool call{'s' if tools != 1 else ''}"
+    usage = next((r for r in t.rows if isinstance(r, UsageRow)), None)
+    return words + (" · " + usage_words(usage) if usage is not None else "")
+
+
+def usage_words(usage: UsageRow) -> str:
+    """`1,234 tokens in · 56 out · 3.2 s · $0.0123`: the footer of a finished turn."""
+    parts = [f"{usage.input_tokens:,} tokens in", f"{usage.output_tokens:,} out"]
+    if usage.cached_tokens:
+        parts.append(f"{usage.cached_tokens:,} cached")
+    if usage.duration_s is not None:
+        parts.append(f"{usage.duration_s:.1f} s")
+    if usage.cost_usd is not None:
+        parts.append(f"${usage.cost_usd:.4f}")
+    return " · ".join(parts)
 
 
 def summarize_args(args: Any) -> str:
@@ -300,22 +279,22 @@ def _escape_inline(text: str) -> str:
 
 # -- bundles -------------------------------------------------------------------------------
 
-def final_bundle(snap: RunSnapshot) -> MimeBundle:
+def final_bundle(t: Transcript) -> MimeBundle:
     """The static bundle a finished (or recovered) cell keeps: no widget, renders anywhere."""
-    return {"text/markdown": render_markdown(snap), "text/plain": render_plain(snap), RUN_MIME: dict(snap.ref())}
+    return {"text/markdown": render_markdown(t), "text/plain": render_plain(t), RUN_MIME: dict(ref_of(t))}
 
 
-def live_bundle(snap: RunSnapshot, widget_model_id: str | None = None) -> MimeBundle:
+def live_bundle(t: Transcript, widget_model_id: str | None = None) -> MimeBundle:
     """The streaming bundle: the static parts plus, when given, the live widget's view."""
-    bundle = final_bundle(snap)
+    bundle = final_bundle(t)
     if widget_model_id:
         bundle[WIDGET_MIME] = {"version_major": 2, "version_minor": 0, "model_id": widget_model_id}
     return bundle
 
 
-def bundle_for(snap: RunSnapshot, widget_model_id: str | None = None) -> MimeBundle:
+def bundle_for(t: Transcript, widget_model_id: str | None = None) -> MimeBundle:
     """Live while the run is running, static once its status is final."""
-    return final_bundle(snap) if snap.is_final else live_bundle(snap, widget_model_id)
+    return final_bundle(t) if t.is_final else live_bundle(t, widget_model_id)
 
 
 def run_ref_of(output: Mapping[str, Any]) -> RunRef | None:
@@ -337,23 +316,42 @@ def run_ref_of(output: Mapping[str, Any]) -> RunRef | None:
     }
 
 
-def view_state(snap: RunSnapshot) -> dict[str, Any]:
-    """The snapshot as JSON for the live widget (segments, tools, status, closing note)."""
-    return {
-        "segments": [
-            {
-                "text": s.text, "reasoning": s.reasoning,
-                "tools": [
-                    {
-                        "name": t.name, "args": summarize_args(t.args), "preview": _cut_preview(t.preview),
-                        "status": t.status, "duration_s": t.duration_s, "tid": t.tid,
-                    }
-                    for t in s.tools
-                ],
-            }
-            for s in snap.segments
-        ],
-        "status": snap.status,
-        "seq": snap.seq,
-        "ending": snap.ending or "",
-    }
+# -- the live widget ---------------------------------------------------------------------------
+
+def view_state(t: Transcript) -> dict[str, Any]:
+    """The transcript as the live widget's JSON: text segments, each with the cards that follow it."""
+    segments: list[dict[str, Any]] = []
+    ending = ""
+    for row in t.rows:
+        if isinstance(row, MarkerRow):
+            ending = row.text
+            continue
+        if isinstance(row, (ReasoningRow, AssistantRow)):
+            key = "reasoning" if isinstance(row, ReasoningRow) else "text"
+            last = segments[-1] if segments else None
+            if last is None or last["tools"] or last["text"] or (key == "reasoning" and last["reasoning"]):
+                segments.append(last := {"text": "", "reasoning": "", "tools": []})
+            last[key] = row.text
+            continue
+        card = _widget_card(row)
+        if card is not None:
+            if not segments:
+                segments.append({"text": "", "reasoning": "", "tools": []})
+            segments[-1]["tools"].append(card)
+    return {"segments": segments, "status": t.status, "seq": t.last_seq, "ending": ending}
+
+
+def _widget_card(row: Row) -> dict[str, Any] | None:
+    """A card in the widget's tool-card shape (`name`, `args`, `preview`, `status`, `duration_s`, `tid`)."""
+    if isinstance(row, ToolRow):
+        return {"name": row.name, "args": summarize_args(row.args), "preview": _cut_preview(row.preview),
+                "status": row.status, "duration_s": row.duration_s, "tid": row.tid}
+    if isinstance(row, ApprovalRow):
+        status = "running" if row.status == "pending" else "done" if row.choice != "deny" else "error"
+        return {"name": "approval", "args": row.command or "", "preview": f"{row.description or ''} · {_approval_words(row)}",
+                "status": status, "duration_s": None, "tid": row.approval_id}
+    text = _plain(row)
+    if text is None or isinstance(row, AssistantRow):
+        return None
+    name = {ClarifyRow: "question", PlanRow: "plan", NoteRow: "note"}.get(type(row), "note")
+    return {"name": name, "args": "", "preview": text, "status": "done", "duration_s": None, "tid": row.id}

@@ -64,7 +64,7 @@ def _recover_output(output: MutableMapping[str, Any], journals: Journals, is_liv
     except FileNotFoundError:
         return False  # no journal here (another state dir?): nothing to rebuild from
     snap = run.snapshot(None if live else "interrupted", cause=cause)
-    if not snap.is_final and snap.seq <= ref["seq"]:
+    if not snap.is_final and snap.last_seq <= ref["seq"]:
         return False
     output["data"] = nbformat.from_dict(final_bundle(snap))
     output.setdefault("metadata", nbformat.from_dict({}))

@@ -25,7 +25,7 @@ from ..journal import Journals
 from ..liveness import LiveRuns
 from ..recovery import Recovery
 from ..store import Session, SessionStore
-from ..transcript import api_messages
+from ..transcript import Transcript, TranscriptFold, Verdict, api_messages, terminal_marker
 from . import settle
 from .binding import sync_session_split
 from .fanout import Observer, RunChannel, RunObservers
@@ -244,23 +244,24 @@ class RunManager:
 
     def _settle_result_sync(self, run: Run, result: TurnResult) -> str:
         """Fold the journal into the session, save, then journal the terminal event (off the loop)."""
-        rows = self._rows_of(run)
         if result.outcome in ("interrupted", "crashed"):
             cause = "lost_worker" if result.outcome == "crashed" else "unknown"
+            rows = self._transcript_of(run, cause)
             self._settle_stopped_locked(run, rows, "interrupt", cause, result)
             detail = result.error.message if result.error else None
-            self._append_terminal(run, APPERROR, _interrupted_payload(run, cause, detail))
+            self._append_terminal(run, APPERROR, _interrupted_payload(run, cause, detail), rows)
             return "run.interrupted"
+        rows = self._transcript_of(run)
         if result.outcome == "errored":
-            self._append_terminal(run, APPERROR, self._settle_failed(run, rows, result))
+            self._append_terminal(run, APPERROR, self._settle_failed(run, rows, result), rows)
             return "run.failed"
         self._settle_completed(run, rows, result)
         self._append_terminal(run, DONE, {
             "session_id": run.session_id, "usage": result.usage, "backend_session_id": result.backend_session_id,
-        })
+        }, None)
         return "run.finished"
 
-    def _settle_completed(self, run: Run, rows: list[Any], result: TurnResult) -> None:
+    def _settle_completed(self, run: Run, rows: Transcript, result: TurnResult) -> None:
         with self.store.lock(run.session_id):
             session = self.store.load(run.session_id)
             if session.active_stream_id != run.run_id:
@@ -270,7 +271,7 @@ class RunManager:
             _add_usage(session, result.usage)
             self.store.save(session)
 
-    def _settle_failed(self, run: Run, rows: list[Any], result: TurnResult) -> dict[str, Any]:
+    def _settle_failed(self, run: Run, rows: Transcript, result: TurnResult) -> dict[str, Any]:
         message = result.error.message if result.error else "the agent failed"
         error_type = result.error.kind if result.error else "error"
         with self.store.lock(run.session_id):
@@ -301,7 +302,10 @@ class RunManager:
             self.recovery.settle_last_resort(session, run.run_id, cancelling=run.state == "cancelling")
         except Exception:  # the next read repairs it; nothing more to do here
             log.exception("last-resort settle of run %s failed", run.run_id)
-        self._append_terminal(run, APPERROR, _interrupted_payload(run, "lost_worker", "the worker exited unexpectedly"))
+        self._append_terminal(
+            run, APPERROR, _interrupted_payload(run, "lost_worker", "the worker exited unexpectedly"),
+            self._transcript_of(run, "lost_worker"),
+        )
 
     # -- checkpoint -------------------------------------------------------------------------
     async def _checkpoint_loop(self, run: Run) -> None:
@@ -363,13 +367,15 @@ class RunManager:
         return True
 
     def _settle_stopped_sync(self, run: Run, kind: str, cause: str) -> None:
+        rows: Transcript | None = None
         try:
-            self._settle_stopped_locked(run, self._rows_of(run), kind, cause, None)
+            rows = self._transcript_of(run, cause)
+            self._settle_stopped_locked(run, rows, kind, cause, None)
         finally:
             if kind == "cancel":
-                self._append_terminal(run, CANCEL, {"message": "Cancelled by user", "session_id": run.session_id})
+                self._append_terminal(run, CANCEL, {"message": "Cancelled by user", "session_id": run.session_id}, rows)
             else:
-                self._append_terminal(run, APPERROR, _interrupted_payload(run, cause, None))
+                self._append_terminal(run, APPERROR, _interrupted_payload(run, cause, None), rows)
 
     async def _stop_backend(self, run: Run) -> None:
         """Interrupt the backend and give its turn `cancel_grace_s` to return; then abandon it."""
@@ -385,7 +391,7 @@ class RunManager:
         run.sink.close()
 
     def _settle_stopped_locked(
-        self, run: Run, rows: list[Any], kind: str, cause: str, result: TurnResult | None
+        self, run: Run, rows: Transcript, kind: str, cause: str, result: TurnResult | None
     ) -> None:
         with self.store.lock(run.session_id):
             session = self.store.load(run.session_id)
@@ -461,10 +467,21 @@ class RunManager:
         return list(self._runs.values())
 
     # -- bookkeeping ----------------------------------------------------------------------------
-    def _rows_of(self, run: Run) -> list[Any]:
-        return self.journals.read(run.session_id, run.run_id).rows
+    def _transcript_of(self, run: Run, cause: str = "unknown") -> Transcript:
+        """The run's journal folded (streaming) and closed as if it ended now, for the settle."""
+        folder = TranscriptFold(run.run_id, run.session_id)
+        try:
+            folder.feed(self.journals.iter_rows(run.session_id, run.run_id))
+        except FileNotFoundError:
+            pass
+        return folder.snapshot(Verdict(cause=cause))
 
-    def _append_terminal(self, run: Run, event: str, payload: dict[str, Any]) -> None:
+    def _append_terminal(self, run: Run, event: str, payload: dict[str, Any], transcript: Transcript | None) -> None:
+        """Journal the terminal row, carrying the words its marker shows (docs/journal.md)."""
+        if transcript is not None:
+            marker = terminal_marker(transcript, event, payload)
+            if marker is not None:
+                payload = {**payload, "marker": marker}
         try:
             run.sink.append_terminal(event, payload)
         except (OSError, ValueError):

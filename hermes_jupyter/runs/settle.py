@@ -13,10 +13,9 @@ import time
 from typing import Any
 
 from .. import markers
-from ..events import JournalRow
 from ..recovery import clear_pending, pending_user_row
 from ..store import Session, SessionStore
-from ..transcript import Fold, append_to_context
+from ..transcript import Transcript, append_to_context, merge
 
 log = logging.getLogger(__name__)
 
@@ -29,17 +28,17 @@ def append_user_turn(session: Session, run_id: str) -> int:
     return len(session.messages) - 1
 
 
-def fold_turn(session: Session, run_id: str, rows: list[JournalRow]) -> tuple[int, bool]:
+def fold_turn(session: Session, run_id: str, transcript: Transcript) -> tuple[int, bool]:
     """User row + the run's output; returns (index of the user row, whether there was output)."""
     turn = append_user_turn(session, run_id)
-    output = Fold(session, run_id, turn, recovered=False).feed(rows)
+    output = merge(session, transcript, turn, recovered=False)
     return turn, output
 
 
 def settle_completed(
     session: Session,
     run_id: str,
-    rows: list[JournalRow],
+    transcript: Transcript,
     *,
     context: list[dict[str, Any]],
     replace_context: bool,
@@ -49,7 +48,7 @@ def settle_completed(
     The fold mirrors assistant text into the context; when the backend reports
     its own rows (tool calls and results included) they replace that mirror.
     """
-    fold_turn(session, run_id, rows)
+    fold_turn(session, run_id, transcript)
     if replace_context:
         session.context_messages = list(context)
     elif context:
@@ -63,7 +62,7 @@ def settle_error(
     store: SessionStore,
     session: Session,
     run_id: str,
-    rows: list[JournalRow],
+    transcript: Transcript,
     *,
     message: str,
     error_type: str,
@@ -76,7 +75,7 @@ def settle_error(
     save fails, the payload carries the turn's rows (`terminal_session_persisted:
     false`) so recovery can still materialize the error from the journal.
     """
-    turn, _ = fold_turn(session, run_id, rows)
+    turn, _ = fold_turn(session, run_id, transcript)
     if replaced_context is not None:
         session.context_messages = list(replaced_context)
     session.messages.append({
@@ -98,18 +97,18 @@ def settle_error(
     return payload
 
 
-def settle_cancelled(session: Session, run_id: str, rows: list[JournalRow]) -> None:
+def settle_cancelled(session: Session, run_id: str, transcript: Transcript) -> None:
     """A cancelled turn: partial output kept as `_partial` rows, then the cancel marker."""
     start = len(session.messages)
-    fold_turn(session, run_id, rows)
+    fold_turn(session, run_id, transcript)
     for row in session.messages[start + 1:]:
         row["_partial"] = True
     session.messages.append(markers.cancel_marker())
     clear_pending(session)
 
 
-def settle_interrupted(session: Session, run_id: str, rows: list[JournalRow], cause: str) -> None:
+def settle_interrupted(session: Session, run_id: str, transcript: Transcript, cause: str) -> None:
     """A live turn stopped by the server (kernel restart, shutdown): partial output plus the marker."""
-    _, output = fold_turn(session, run_id, rows)
+    _, output = fold_turn(session, run_id, transcript)
     session.messages.append(markers.interrupted_marker(cause, recovered_output=output))
     clear_pending(session)

@@ -16,6 +16,8 @@ from hermes_jupyter.notebook.outputs import (
     view_state,
 )
 
+from hermes_jupyter.transcript.rows import ToolRow
+
 from ..hermes_fixtures import Core
 from .journal_writer import CANCEL, DONE, ERROR, KERNEL_RESTART, count_events, tool_events, write_run
 
@@ -51,26 +53,28 @@ def test_final_status_drops_the_widget_view(hermes_core: Core) -> None:
 
 def test_tool_card_between_segments(hermes_core: Core) -> None:
     snap = fold_rows(_rows(hermes_core, tool_events() + [DONE]), "s1", "r1")
-    assert [s.text for s in snap.segments] == ["Let me look.", "There are two files."]
-    tool = snap.segments[0].tools[0]
+    assert [(type(r).__struct_config__.tag, getattr(r, "text", None)) for r in snap.rows] == [
+        ("reasoning", "The user wants to see a tool call."), ("assistant", "Let me look."), ("tool", None),
+        ("assistant", "There are two files."),
+    ]
+    tool = snap.rows[2]
     assert (tool.name, tool.status, tool.duration_s, tool.preview) == ("terminal", "done", 0.01, "data.csv\nnotes.md")
     md = render_markdown(snap)
     assert md.index("Let me look.") < md.index("**terminal**") < md.index("There are two files.")
     assert "`command=ls demo/`" in md and "0.01 s" in md and "data.csv" in md
-    assert "<details><summary>Reasoning</summary>" in md
-    assert snap.segments[0].reasoning == "The user wants to see a tool call."
+    assert md.index("<details><summary>Reasoning</summary>") < md.index("Let me look.")
 
 
 def test_open_tool_shows_running(hermes_core: Core) -> None:
     snap = fold_rows(_rows(hermes_core, tool_events()[:3]), "s1", "r1")
-    assert snap.segments[0].tools[0].status == "running"
+    assert [r.status for r in snap.rows if isinstance(r, ToolRow)] == ["running"]
 
 
 def test_kernel_restart_gets_recovered_marker_with_its_cause(hermes_core: Core) -> None:
     snap = fold_rows(_rows(hermes_core, count_events(3) + [KERNEL_RESTART]), "s1", "r1")
     assert snap.status == "interrupted"
     expected = markers.interrupted_content("kernel_restart", "recovered")
-    assert snap.ending == expected
+    assert snap.marker is not None and snap.marker.text == expected and snap.marker.cause == "kernel_restart"
     md = final_bundle(snap)["text/markdown"]
     assert md.startswith("1 2 3")
     assert "partial output above was recovered from the run journal" in md
@@ -81,15 +85,15 @@ def test_dead_run_without_output_says_nothing_was_recovered(hermes_core: Core) -
     hermes_core.journals.writer("s1", "r1")  # journal exists, empty
     hermes_core.journals.close_writer("s1", "r1")
     snap = fold_rows([], "s1", "r1", status="interrupted")
-    assert "no agent output was recovered" in (snap.ending or "")
-    assert "WebUI" not in (snap.ending or "") and "draft" not in (snap.ending or "")
+    assert snap.marker is not None and "no agent output was recovered" in snap.marker.text
+    assert "WebUI" not in snap.marker.text and "draft" not in snap.marker.text
 
 
 def test_cancel_keeps_partial_output_and_cancel_marker(hermes_core: Core) -> None:
     snap = fold_rows(_rows(hermes_core, count_events(4) + [CANCEL]), "s1", "r1")
     assert snap.status == "cancelled"
     assert snap.text == "1 2 3 4"
-    assert snap.ending == markers.CANCEL_CONTENT
+    assert snap.marker is not None and snap.marker.text == markers.CANCEL_CONTENT
 
 
 def test_error_shows_message(hermes_core: Core) -> None:
@@ -114,6 +118,7 @@ def test_live_snapshot_prefix_equals_final_text_prefix(hermes_core: Core) -> Non
     live = RunOutput("s1", "r1")
     live.feed(rows[:5])
     assert live.snapshot().text == "1 2 3 4 5"
+    assert live.snapshot().status == "running"
     live.feed(rows[5:])
     assert live.snapshot().text == "1 2 3 4 5 6 7 8 9 10"
 

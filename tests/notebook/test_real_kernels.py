@@ -16,6 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from hermes_jupyter import markers
 from hermes_jupyter.notebook.outputs import RUN_MIME, WIDGET_MIME
 
 from .kernels import execute_all, hermes_notebook, hermes_outputs, own_kernel, server_kernel, wait_for_seq
@@ -89,7 +90,7 @@ def test_kernel_restart_mid_run_then_recover(slow_server: ServerProcess) -> None
     data = hermes_outputs(saved.cells[1])[-1]["data"]
     assert data["text/markdown"].startswith("1 2 3")
     assert "**Response interrupted.**" in data["text/markdown"]
-    assert "notebook kernel this turn was bound to restarted" in data["text/markdown"]
+    assert markers.CAUSE_SENTENCES["kernel_restart"] in data["text/markdown"]
     assert "partial output above was recovered from the run journal" in data["text/markdown"]
     assert data[RUN_MIME] == {**saved_ref, "seq": status["last_seq"], "status": "interrupted"}
     assert WIDGET_MIME not in data

@@ -1,0 +1,23 @@
+"""A run's transcript: typed rows (`rows`), the one streaming fold (`fold`), and the merge into a
+session (`merge`); `context` keeps the model-facing history in step. See docs/transcript.md."""
+
+from __future__ import annotations
+
+from .context import (
+    api_messages,
+    append_to_context,
+    context_projection,
+    cut_args,
+    existing_tool_card,
+    normalize_text,
+    tool_already_present,
+)
+from .fold import TranscriptFold, fold, terminal_marker
+from .merge import merge, session_card
+from .rows import FINAL_STATUSES, MarkerRow, Row, Transcript, Verdict
+
+__all__ = [
+    "FINAL_STATUSES", "MarkerRow", "Row", "Transcript", "TranscriptFold", "Verdict", "api_messages",
+    "append_to_context", "context_projection", "cut_args", "existing_tool_card", "fold", "merge",
+    "normalize_text", "session_card", "terminal_marker", "tool_already_present",
+]

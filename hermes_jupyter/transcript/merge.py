@@ -1,0 +1,212 @@
+"""Apply a run's `Transcript` to a stored `Session`: message rows, tool cards, context.
+
+The session keeps the shape its readers know (CONTRACT §3 message rows and
+`tool_calls` cards, docs/transcript.md). Merging is where de-duplication lives:
+a settle after recovery, or recovery after a partial settle, must not show a
+segment or a card twice. With `dedupe`, a segment already in this turn (or
+tagged with this run) is adopted instead of appended, and a card already on the
+session is updated instead of added. Pure: edits the session in memory only.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Final
+
+from ..store import Session
+from .context import append_to_context, cut_args, existing_tool_card, normalize_text
+from .rows import (
+    ApprovalRow,
+    AssistantRow,
+    ClarifyRow,
+    PlanRow,
+    ReasoningRow,
+    Row,
+    SegmentMeta,
+    ToolMeta,
+    ToolRow,
+    Transcript,
+)
+
+#: Contained-text dedupe only for texts at least this long (shorter ones must match exactly).
+MIN_CONTAINED_DEDUPE_CHARS: Final = 24
+
+
+class Merge:
+    """One merge of one transcript into one session (see `merge`)."""
+
+    def __init__(self, session: Session, transcript: Transcript, turn_start: int, *, dedupe: bool, recovered: bool):
+        self.session = session
+        self.t = transcript
+        self.run_id = transcript.run_id
+        self.turn_start = turn_start
+        self.dedupe = dedupe
+        self.recovered = recovered
+        self.output = False
+        self._existing = len(session.messages)
+        self._cards_before = list(session.tool_calls)
+        self._claimed: set[int] = set()
+        self._current: int | None = None
+
+    def tags(self) -> dict[str, Any]:
+        if self.recovered:
+            return {"_recovered_from_run_journal": True, "_recovered_stream_id": self.run_id}
+        return {"_run_id": self.run_id}
+
+    def owns(self, row: dict[str, Any]) -> bool:
+        return row.get("_recovered_stream_id") == self.run_id or row.get("_run_id") == self.run_id
+
+    def run(self) -> bool:
+        reasoning: ReasoningRow | None = None  # a segment's reasoning row waits for its assistant row
+        for row in self.t.rows:
+            if isinstance(row, AssistantRow) and reasoning is not None and _segment_of(reasoning) == _segment_of(row):
+                self._segment(reasoning, row.text, reasoning.text)
+                reasoning = None
+                continue
+            if reasoning is not None:
+                self._segment(reasoning, "", reasoning.text)
+                reasoning = None
+            if isinstance(row, ReasoningRow):
+                reasoning = row
+            elif isinstance(row, AssistantRow):
+                self._segment(row, row.text)
+            else:
+                self._card(row)
+        if reasoning is not None:
+            self._segment(reasoning, "", reasoning.text)
+        return self.output
+
+    # -- segments --------------------------------------------------------------------------------
+    def _segment(self, first: Row, content: str, reasoning: str = "") -> None:
+        meta = self.t.meta.get(first.id)
+        started = meta.started_at if isinstance(meta, SegmentMeta) else None
+        messages = self.session.messages
+        idx = self._match(content, reasoning) if self.dedupe else None
+        if idx is None:
+            row: dict[str, Any] = {"role": "assistant", "content": content, "timestamp": int(started or time.time())}
+            row.update(self.tags())
+            if reasoning:
+                row["reasoning"] = reasoning
+            messages.append(row)
+            idx = len(messages) - 1
+            self.output = True
+            append_to_context(self.session, row, dedupe=False)  # a new segment of this run
+        else:
+            existing = messages[idx]
+            if reasoning and not existing.get("reasoning"):
+                existing["reasoning"] = reasoning
+                self.output = True
+            append_to_context(self.session, existing)
+        self._claimed.add(idx)
+        self._current = idx
+
+    def _match(self, content: str, reasoning: str) -> int | None:
+        """An existing row of this turn that already holds this segment."""
+        messages = self.session.messages
+        wanted = normalize_text(content)
+        for idx in range(self._existing):
+            row = messages[idx]
+            if idx in self._claimed or row.get("role") != "assistant" or row.get("_error"):
+                continue
+            if idx < self.turn_start and not self.owns(row):
+                continue
+            if not wanted:
+                if row.get("content") == "" and self.owns(row) and row.get("reasoning") == reasoning:
+                    return idx
+                continue
+            have = normalize_text(row.get("content"))
+            if have == wanted or (len(wanted) >= MIN_CONTAINED_DEDUPE_CHARS and wanted in have):
+                return idx
+        return None
+
+    def _anchor(self) -> int:
+        """The message a card hangs under: this merge's latest segment, else an empty row of this run."""
+        if self._current is not None:
+            return self._current
+        messages = self.session.messages
+        for i in range(len(messages) - 1, -1, -1):
+            row = messages[i]
+            if row.get("role") == "assistant" and row.get("content") == "" and self.owns(row):
+                self._current = i
+                return i
+        anchor: dict[str, Any] = {"role": "assistant", "content": "", "timestamp": int(time.time())}
+        anchor.update(self.tags())
+        messages.append(anchor)
+        self._current = len(messages) - 1
+        return self._current
+
+    # -- cards -----------------------------------------------------------------------------------
+    def _card(self, row: Row) -> None:
+        card = session_card(row)
+        if card is None:
+            return
+        anchor = self._anchor()
+        if self.dedupe:
+            found = self._existing_card(row, card)
+            if found is not None:
+                if not found.get("done") and card.get("done"):
+                    found.update({k: v for k, v in card.items() if k not in ("args", "assistant_msg_idx")})
+                return
+        card["assistant_msg_idx"] = anchor
+        card.update(self.tags())
+        self.session.tool_calls.append(card)
+        self.output = True
+
+    def _existing_card(self, row: Row, card: dict[str, Any]) -> dict[str, Any] | None:
+        if isinstance(row, ToolRow):
+            meta = self.t.meta.get(row.id)
+            first = meta.first_preview if isinstance(meta, ToolMeta) else row.preview
+            tid = None if row.tid.startswith("journal-") else row.tid
+            return existing_tool_card(self._cards_before, row.name, first, self.run_id, tid=tid, turn_start=self.turn_start)
+        kind = card.get("kind")
+        return next(
+            (c for c in self._cards_before if c.get("kind") == kind and c.get("tid") == card.get("tid") and self.owns(c)),
+            None,
+        )
+
+
+def session_card(row: Row) -> dict[str, Any] | None:
+    """A transcript card as a session `tool_calls` entry (the shape the sidebar reads), or None."""
+    if isinstance(row, ToolRow):
+        card: dict[str, Any] = {
+            "name": row.name, "preview": row.preview, "snippet": row.preview, "tid": row.tid,
+            "args": cut_args(row.args or {}), "done": row.status != "running", "is_error": row.status == "error",
+        }
+        if row.duration_s is not None:
+            card["duration"] = row.duration_s
+        return card
+    if isinstance(row, ApprovalRow):
+        answered = row.status == "resolved"
+        return {
+            "kind": "approval", "name": "approval", "preview": row.description, "snippet": row.description,
+            "tid": row.approval_id, "args": cut_args({"command": row.command}), "done": answered,
+            "is_error": answered and row.choice != "allow_once", "choice": row.choice, "reason": row.reason,
+            "choices": list(row.choices),
+        }
+    if isinstance(row, ClarifyRow):
+        return {
+            "kind": "clarify", "name": "clarify", "preview": row.question, "snippet": row.question,
+            "tid": row.clarify_id, "args": {}, "done": row.status == "resolved", "is_error": False,
+            "choices": list(row.choices), "answer": row.answer,
+        }
+    if isinstance(row, PlanRow):
+        return {
+            "kind": "plan", "name": "plan", "preview": None, "snippet": None, "tid": row.id, "args": {},
+            "done": True, "is_error": False, "items": [{"text": i.text, "status": i.status} for i in row.items],
+        }
+    return None  # usage, notes and the marker live elsewhere in a session (its counters, its marker row)
+
+
+def _segment_of(row: Row) -> str:
+    return row.id.rsplit(":", 1)[-1]
+
+
+def merge(session: Session, transcript: Transcript, turn_start: int, *, dedupe: bool = False, recovered: bool = True) -> bool:
+    """Append a transcript's segments and cards to the session's current turn; True if anything was added.
+
+    `turn_start` is the index of the turn's user row: with `dedupe` only rows of this
+    turn (or rows tagged with this run) may absorb the transcript's text, never an
+    earlier turn's identical answer. `recovered` tags rows as recovered from the
+    journal; a live settle tags them with `_run_id` instead.
+    """
+    return Merge(session, transcript, turn_start, dedupe=dedupe, recovered=recovered).run()

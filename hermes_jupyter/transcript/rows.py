@@ -1,0 +1,169 @@
+"""The rows of a run transcript: what every view shows, one typed shape (docs/transcript.md).
+
+Each row has a `kind` and a deterministic `id` that never collides across kinds, so a
+card is found by its own id and never replaces another card. The JSON form of these
+rows is what the TypeScript live fold must reproduce exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, Union
+
+import msgspec
+
+from ..events import RunStatus
+
+ToolStatus = Literal["running", "done", "error"]
+CardStatus = Literal["pending", "resolved"]
+PlanStatus = Literal["pending", "in_progress", "completed"]
+NoteVariant = Literal["status", "compaction"]
+NoteLevel = Literal["info", "warning"]
+MarkerVariant = Literal["interrupted", "cancelled", "error"]
+
+#: Statuses after which a run (and its cell output) never changes again.
+FINAL_STATUSES: Final = frozenset({"completed", "interrupted", "cancelled", "errored"})
+
+
+class _Row(msgspec.Struct, kw_only=True, tag_field="kind"):
+    id: str
+
+
+class AssistantRow(_Row, tag="assistant", kw_only=True):
+    text: str
+
+
+class ReasoningRow(_Row, tag="reasoning", kw_only=True):
+    text: str
+
+
+class ToolRow(_Row, tag="tool", kw_only=True):
+    tid: str
+    name: str
+    args: dict[str, Any] | None = None
+    preview: str | None = None
+    status: ToolStatus = "running"
+    duration_s: float | None = None
+
+
+class ApprovalRow(_Row, tag="approval", kw_only=True):
+    approval_id: str
+    description: str | None = None
+    command: str | None = None
+    choices: list[str] = msgspec.field(default_factory=list)
+    status: CardStatus = "pending"
+    choice: str | None = None
+    reason: str | None = None
+
+
+class ClarifyRow(_Row, tag="clarify", kw_only=True):
+    clarify_id: str
+    question: str
+    choices: list[str] = msgspec.field(default_factory=list)
+    status: CardStatus = "pending"
+    answer: str | None = None
+
+
+class PlanItem(msgspec.Struct, kw_only=True):
+    text: str
+    status: PlanStatus = "pending"
+
+
+class PlanRow(_Row, tag="plan", kw_only=True):
+    items: list[PlanItem] = msgspec.field(default_factory=list)
+
+
+class UsageRow(_Row, tag="usage", kw_only=True):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int | None = None
+    cost_usd: float | None = None
+    duration_s: float | None = None
+    model: str | None = None
+
+
+class NoteRow(_Row, tag="note", kw_only=True):
+    variant: NoteVariant
+    level: NoteLevel = "info"
+    text: str
+
+
+class MarkerRow(_Row, tag="marker", kw_only=True):
+    variant: MarkerVariant
+    text: str
+    cause: str | None = None
+
+
+Row = Union[
+    AssistantRow, ReasoningRow, ToolRow, ApprovalRow, ClarifyRow, PlanRow, UsageRow, NoteRow, MarkerRow
+]
+#: Rows that show what the agent produced (recovery calls a run with any of these "recovered output").
+OUTPUT_ROWS: Final = (AssistantRow, ReasoningRow, ToolRow)
+
+
+class SegmentMeta(msgspec.Struct, frozen=True):
+    """What a merge needs about a text segment that the JSON rows do not carry."""
+
+    started_at: float | None = None
+
+
+class ToolMeta(msgspec.Struct, frozen=True):
+    """The preview the `tool` event started with (a settle matches existing cards on it)."""
+
+    first_preview: Any = None
+
+
+class Transcript(msgspec.Struct, kw_only=True):
+    """A run folded: its status, how far the journal went, and its rows in display order.
+
+    `meta` carries per-row facts for the session merge (segment start times, first
+    previews); it is not part of the JSON form.
+    """
+
+    run_id: str
+    session_id: str
+    status: RunStatus = "running"
+    last_seq: int = 0
+    rows: list[Row] = msgspec.field(default_factory=list)
+    meta: dict[str, SegmentMeta | ToolMeta] = msgspec.field(default_factory=dict)
+
+    @property
+    def marker(self) -> MarkerRow | None:
+        last = self.rows[-1] if self.rows else None
+        return last if isinstance(last, MarkerRow) else None
+
+    @property
+    def text(self) -> str:
+        """The assistant's text, segments joined by a blank line."""
+        return "\n\n".join(row.text for row in self.rows if isinstance(row, AssistantRow))
+
+    @property
+    def has_output(self) -> bool:
+        return any(isinstance(row, OUTPUT_ROWS) for row in self.rows)
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in FINAL_STATUSES
+
+    def to_json(self) -> dict[str, Any]:
+        """The agreed JSON form: `{run_id, session_id, status, last_seq, rows}`."""
+        return {
+            "run_id": self.run_id, "session_id": self.session_id, "status": self.status,
+            "last_seq": self.last_seq, "rows": rows_json(self.rows),
+        }
+
+
+def rows_json(rows: list[Row]) -> list[dict[str, Any]]:
+    return msgspec.to_builtins(rows)  # type: ignore[no-any-return]
+
+
+def row_id(run_id: str, kind: str, key: str | int | None = None) -> str:
+    """`<run>:<kind>[:<key>]`, with the short kinds the schema uses for text segments."""
+    short = {"assistant": "a", "reasoning": "r"}.get(kind, kind)
+    return f"{run_id}:{short}" if key is None else f"{run_id}:{short}:{key}"
+
+
+class Verdict(msgspec.Struct, frozen=True):
+    """The server's word on a run whose journal has no terminal row (a crash, a restart, a lost worker)."""
+
+    cause: str = "unknown"
+    status: RunStatus = "interrupted"

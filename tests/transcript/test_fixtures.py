@@ -1,0 +1,59 @@
+"""The golden journals in tests/fixtures/journals are what the code makes now (the TypeScript fold replays them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hermes_jupyter.journal import iter_rows
+from hermes_jupyter.transcript import TranscriptFold
+
+from ..fixtures.journals import generate
+
+FIXTURES = Path(generate.__file__).parent
+
+
+def test_fixtures_equal_what_the_fold_and_renderer_make_now() -> None:
+    assert generate.main(["--check"]) == 0, "regenerate: python tests/fixtures/journals/generate.py"
+
+
+@pytest.mark.parametrize("name", sorted(generate.SCENARIOS))
+def test_every_scenario_has_a_journal_and_its_expectation(name: str) -> None:
+    expected = json.loads((FIXTURES / f"{name}.expected.json").read_text())
+    assert set(expected) == {"transcript", "live", "bundle"}
+    assert expected["transcript"]["status"] != "running"  # the verdict always closes a fixture's run
+    ids = [row["id"] for row in expected["transcript"]["rows"]]
+    assert len(ids) == len(set(ids)), "row ids never collide"
+
+
+def test_the_approved_tool_card_is_done_and_its_approval_card_is_separate() -> None:
+    rows = json.loads((FIXTURES / "tool_approval.expected.json").read_text())["transcript"]["rows"]
+    tool = next(r for r in rows if r["kind"] == "tool")
+    approval = next(r for r in rows if r["kind"] == "approval")
+    assert tool["status"] == "done" and tool["tid"] == approval["approval_id"]
+    assert approval["status"] == "resolved" and approval["choice"] == "allow_once"
+
+
+def test_tool_limit_reached_is_completed_with_a_warning_note() -> None:
+    transcript = json.loads((FIXTURES / "tool_limit_reached.expected.json").read_text())["transcript"]
+    assert transcript["status"] == "completed"
+    assert transcript["rows"][-1]["kind"] == "note" and transcript["rows"][-1]["level"] == "warning"
+
+
+def test_the_torn_tail_is_skipped_and_the_run_closed_by_the_verdict() -> None:
+    fold = TranscriptFold(generate.run_id_of("torn_tail"), generate.SESSION_ID)
+    fold.feed(iter_rows(FIXTURES / "torn_tail.jsonl", generate.SESSION_ID, generate.run_id_of("torn_tail")))
+    assert fold.terminal is None and fold.last_seq == 3
+    marker = json.loads((FIXTURES / "torn_tail.expected.json").read_text())["transcript"]["rows"][-1]
+    assert marker["kind"] == "marker" and marker["cause"] == "lost_worker"
+    assert "partial output above was recovered from the run journal" in marker["text"]
+
+
+def test_terminal_rows_carry_the_marker_the_fold_shows() -> None:
+    for name in ("cancel", "kernel_restart", "error_agent", "error_rate_limit"):
+        last = (FIXTURES / f"{name}.jsonl").read_bytes().rstrip(b"\n").split(b"\n")[-1]
+        carried = json.loads(last)["payload"]["marker"]
+        shown = json.loads((FIXTURES / f"{name}.expected.json").read_text())["transcript"]["rows"][-1]
+        assert {k: shown[k] for k in ("variant", "text", "cause")} == carried
