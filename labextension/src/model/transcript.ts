@@ -2,25 +2,19 @@
  * The live, incremental fold of one run's journal into transcript rows
  * (docs/transcript.md). For the same journal rows it yields exactly the rows of
  * the server's fold; the golden fixtures (tests/fixtures/journals) pin that.
- * It never words anything: marker and note text come from the payloads, and
- * once the server's settled message arrives its rows are the verdict.
+ * It words nothing: marker and note text come from the payloads, and once the
+ * server's settled message arrives its rows are the verdict.
  *
- * Rows already folded (`seq <= lastSeq`) are ignored, so replays and
- * reconnects cannot duplicate text. A changed row is a new object.
+ * Every new row closes the open text segment first, so the open segment's rows
+ * are always last. Rows already folded (`seq <= lastSeq`) are ignored, so
+ * replays and reconnects cannot duplicate text. A changed row is a new object.
  */
-import { EVENTS, IJournalRow, IRunInfo, ISettledMessage, RunStatus, isTerminalRow } from '../api/contract';
-import { IApprovalRow, IClarifyRow, IPlanRow, IToolRow, TranscriptRow } from '../api/rows';
+import { EVENTS, IJournalRow, IRunInfo, ISettledMessage, RunStatus } from '../api/contract';
+import { IApprovalRow, IClarifyRow, IToolRow, TranscriptRow } from '../api/rows';
 import * as make from './fold-rows';
 
-/** Events that close the text segment before them. */
-const SEGMENT_BREAKS: ReadonlySet<string> = new Set([
-  EVENTS.tool,
-  EVENTS.approval,
-  EVENTS.clarify,
-  EVENTS.plan
-]);
-
-/** How the end of a run answers a card nobody answered (the schema's wording). */
+/** How the end of a run answers an approval nobody answered (the schema pins these words). */
+const UNANSWERED_CHOICE = 'deny';
 const UNANSWERED_REASON = 'not answered before the run ended';
 
 export class LiveTranscript {
@@ -29,7 +23,7 @@ export class LiveTranscript {
   /** The rows so far; the same array until the next change. */
   get rows(): readonly TranscriptRow[] {
     if (!this._snapshot) {
-      this._snapshot = this._rows.slice();
+      this._snapshot = this._settled ? this._settled.transcript.rows : this._compute();
     }
     return this._snapshot;
   }
@@ -40,7 +34,7 @@ export class LiveTranscript {
 
   /** A terminal row was folded. */
   get ended(): boolean {
-    return this._ended;
+    return this._terminal !== null;
   }
 
   /** The server's verdict, once received. */
@@ -54,11 +48,11 @@ export class LiveTranscript {
 
   /** Id of the text row still receiving tokens, or null. */
   get streamingId(): string | null {
-    if (this._ended || this._settled || this._verdict) {
+    if (this._terminal || this._settled || this._verdict) {
       return null;
     }
-    const last = this._rows[this._rows.length - 1];
-    return last && this._segmentIds().includes(last.id) ? last.id : null;
+    const open = this._segmentRows();
+    return open.length ? open[open.length - 1].id : null;
   }
 
   /** Fold one journal row; true if it changed the rows. */
@@ -68,60 +62,26 @@ export class LiveTranscript {
     }
     this._lastSeq = row.seq;
     const before = this._version;
-    const p = row.payload ?? {};
-    if (SEGMENT_BREAKS.has(row.event)) {
-      this._closeSegment();
-    }
-    switch (row.event) {
-      case EVENTS.token:
-        this._text += make.str(p.text);
-        this._putSegment();
-        break;
-      case EVENTS.reasoning:
-        this._reasoning += make.str(p.text ?? p.reasoning ?? p.thinking);
-        this._putSegment();
-        break;
-      case EVENTS.interimAssistant:
-        this._interim(p);
-        break;
-      case EVENTS.tool:
-        this._push(make.toolRow(this.runId, { ...row, payload: p }));
-        break;
-      case EVENTS.toolComplete:
-        this._completeTool(row);
-        break;
-      case EVENTS.approval:
-        this._card(make.approvalRow(this.runId, p), p, make.resolvedApproval);
-        break;
-      case EVENTS.clarify:
-        this._card(make.clarifyRow(this.runId, p), p, make.resolvedClarify);
-        break;
-      case EVENTS.plan:
-        this._plan(make.planItems(p));
-        break;
-      case EVENTS.usage:
-        this._upsert(make.usageRow(this.runId, p));
-        break;
-      case EVENTS.compaction:
-      case EVENTS.status:
-        this._push(make.noteRow(this.runId, row, row.event));
-        break;
-      default:
-        if (isTerminalRow(row)) {
-          this._terminal(row);
-        }
+    if (row.terminal === true) {
+      // A later done/cancel/apperror supersedes an earlier one; stream_end only counts alone.
+      if (!this._terminal || row.event !== EVENTS.streamEnd || this._terminal.event === EVENTS.streamEnd) {
+        this._terminal = row;
+        this._changed();
+      }
+    } else if (!this._terminal) {
+      this._fold({ ...row, payload: row.payload ?? {} });
     }
     return this._version !== before;
   }
 
   /** Adopt the server's verdict: its rows replace ours (unchanged rows keep their identity). */
   settle(message: ISettledMessage): void {
-    const mine = new Map(this._rows.map(r => [r.id, r]));
-    this._rows = message.transcript.rows.map(row => {
+    const mine = new Map(this.rows.map(r => [r.id, r]));
+    const rows = message.transcript.rows.map(row => {
       const old = mine.get(row.id);
       return old && JSON.stringify(old) === JSON.stringify(row) ? old : row;
     });
-    this._settled = message;
+    this._settled = { ...message, transcript: { ...message.transcript, rows } };
     this._lastSeq = Math.max(this._lastSeq, message.transcript.last_seq);
     this._changed();
   }
@@ -129,145 +89,182 @@ export class LiveTranscript {
   /** A verdict without a settled message (`GET runs/{id}`): its status, and its marker if any. */
   verdict(info: IRunInfo): void {
     this._verdict = info;
-    if (info.marker) {
-      this._upsert(make.terminalMarker(this.runId, { marker: info.marker }));
-    }
     this._changed();
   }
 
-  private _segmentIds(): string[] {
-    return [`${this.runId}:a:${this._n}`, `${this.runId}:r:${this._n}`];
-  }
-
-  /** Show the open segment: reasoning before its text, blank parts not at all. */
-  private _putSegment(): void {
-    const [textId, reasoningId] = this._segmentIds();
-    const reasoning = this._reasoning.trim();
-    if (reasoning) {
-      const row = { kind: 'reasoning' as const, id: reasoningId, text: reasoning };
-      if (!this._replace(row)) {
-        const at = this._indexOf(textId);
-        at < 0 ? this._push(row) : this._insert(at, row);
+  private _fold(row: IJournalRow): void {
+    const p = row.payload;
+    switch (row.event) {
+      case EVENTS.token:
+      case EVENTS.reasoning: {
+        const piece = row.event === EVENTS.token ? p.text : (p.text ?? p.reasoning ?? p.thinking);
+        if (typeof piece === 'string' && piece) {
+          row.event === EVENTS.token ? (this._text += piece) : (this._reasoning += piece);
+          this._changed();
+        }
+        return;
       }
+      case EVENTS.interimAssistant: {
+        const piece = p.text;
+        if (!p.already_streamed && typeof piece === 'string' && piece.trim()) {
+          this._text += (this._text && !/\s$/.test(this._text) ? '\n\n' : '') + piece;
+        }
+        return this._flush();
+      }
+      case EVENTS.tool: {
+        const tid = make.cardId(row, 'tid');
+        return this._tools.has(tid) ? undefined : this._addCard(this._tools, tid, make.toolRow(this.runId, row));
+      }
+      case EVENTS.toolComplete:
+        return this._completeTool(p);
+      case EVENTS.approval:
+        return this._approval(row);
+      case EVENTS.clarify:
+        return this._clarify(row);
+      case EVENTS.plan:
+        return this._plan(p);
+      case EVENTS.usage:
+        return this._once(make.usageRow(this.runId, p));
+      case EVENTS.status:
+        return make.text(p.text)?.trim() ? this._add(make.noteRow(this.runId, row, 'status', make.text(p.text)!)) : undefined;
+      case EVENTS.compaction:
+        return this._add({ ...make.noteRow(this.runId, row, 'compaction', make.text(p.text) ?? ''), level: 'info' });
     }
-    const text = this._text.trim();
-    if (text) {
-      const row = { kind: 'assistant' as const, id: textId, text };
-      this._replace(row) || this._push(row);
-    }
-  }
-
-  /** The next text goes to a new segment (a segment that showed nothing keeps its ordinal). */
-  private _closeSegment(): void {
-    if (this._segmentIds().some(id => this._indexOf(id) >= 0)) {
-      this._n += 1;
-    }
-    this._text = '';
-    this._reasoning = '';
-  }
-
-  private _interim(p: { [key: string]: unknown }): void {
-    const text = make.str(p.text);
-    if (!p.already_streamed && text.trim()) {
-      const sep = this._text && !/\s$/.test(this._text) ? '\n\n' : '';
-      this._text += sep + text;
-      this._putSegment();
-    }
-    this._closeSegment();
   }
 
   /** Pair a completion by tid, else with the newest running card of that name without a provider tid. */
-  private _completeTool(row: IJournalRow): void {
-    const p = row.payload ?? {};
-    const byTid = this._find<IToolRow>(r => r.kind === 'tool' && r.tid === make.str(p.tid));
-    const card =
-      byTid ??
-      this._find<IToolRow>(
-        r => r.kind === 'tool' && r.status === 'running' && r.tid.startsWith('journal-') &&
-          (!p.name || r.name === p.name)
-      );
+  private _completeTool(p: make.Payload): void {
+    let card = p.tid ? this._tools.get(String(p.tid)) : undefined;
+    if (!card || card.status !== 'running') {
+      card = [...this._tools.values()]
+        .reverse()
+        .find(c => c.status === 'running' && c.tid.startsWith('journal-') && (!p.name || c.name === p.name));
+    }
     if (card) {
-      this._replace(make.completedTool(card, p));
+      this._update(this._tools, card.tid, make.completedTool(card, p));
     }
   }
 
-  /** A pending card is added; a resolution updates the card with the same id of the same kind. */
-  private _card<T extends IApprovalRow | IClarifyRow>(
-    fresh: T,
-    p: { [key: string]: unknown },
-    resolve: (card: T, p: { [key: string]: unknown }) => T
-  ): void {
-    const existing = this._rows[this._indexOf(fresh.id)] as T | undefined;
-    if (p.status === 'resolved') {
-      this._replace(resolve(existing ?? fresh, p)) || this._push(resolve(fresh, p));
-    } else if (!existing) {
-      this._push(fresh);
+  private _approval(row: IJournalRow): void {
+    const id = make.cardId(row, 'approval_id');
+    const card = this._approvals.get(id);
+    if (row.payload.status === 'pending') {
+      return card ? undefined : this._addCard(this._approvals, id, make.approvalRow(this.runId, row));
+    }
+    if (card && card.status === 'pending') {
+      const choice = make.text(row.payload.choice) || UNANSWERED_CHOICE;
+      this._update(this._approvals, id, { ...card, status: 'resolved', choice, reason: make.text(row.payload.reason) });
     }
   }
 
-  private _plan(items: IPlanRow['items']): void {
-    this._upsert({ kind: 'plan', id: `${this.runId}:plan`, items });
+  private _clarify(row: IJournalRow): void {
+    const id = make.cardId(row, 'clarify_id');
+    const card = this._clarifies.get(id);
+    if (row.payload.status !== 'resolved') {
+      return card ? undefined : this._addCard(this._clarifies, id, make.clarifyRow(this.runId, row));
+    }
+    if (card && card.status === 'pending') {
+      this._update(this._clarifies, id, { ...card, status: 'resolved', answer: make.text(row.payload.answer) });
+    }
   }
 
-  private _terminal(row: IJournalRow): void {
-    this._closeSegment();
-    this._ended = true;
-    for (const card of this._rows) {
-      if (card.kind === 'approval' && card.status === 'pending') {
-        this._replace({ ...card, status: 'resolved', choice: 'deny', reason: UNANSWERED_REASON });
-      } else if (card.kind === 'clarify' && card.status === 'pending') {
-        this._replace({ ...card, status: 'resolved', answer: null });
+  /** The first plan is placed where it came; later ones replace its items there. */
+  private _plan(p: make.Payload): void {
+    const items = make.planItems(p);
+    const id = `${this.runId}:plan`;
+    if (this._index.has(id)) {
+      this._replace({ kind: 'plan', id, items });
+    } else if (items.length) {
+      this._add({ kind: 'plan', id, items });
+    }
+  }
+
+  /** A row of which a run has one: added the first time, updated in place after. */
+  private _once(row: TranscriptRow): void {
+    this._index.has(row.id) ? this._replace(row) : this._add(row);
+  }
+
+  /** The open segment's rows: reasoning first, blank parts none. */
+  private _segmentRows(): TranscriptRow[] {
+    const rows: TranscriptRow[] = [];
+    const reasoning = this._reasoning.trim();
+    const text = this._text.trim();
+    if (reasoning) {
+      rows.push({ kind: 'reasoning', id: `${this.runId}:r:${this._n}`, text: reasoning });
+    }
+    if (text) {
+      rows.push({ kind: 'assistant', id: `${this.runId}:a:${this._n}`, text });
+    }
+    return rows;
+  }
+
+  /** Close the open segment; one that showed nothing keeps its ordinal for the next. */
+  private _flush(): void {
+    const rows = this._segmentRows();
+    this._text = '';
+    this._reasoning = '';
+    if (rows.length) {
+      this._n += 1;
+      rows.forEach(row => this._append(row));
+    }
+  }
+
+  private _add(row: TranscriptRow): void {
+    this._flush();
+    this._append(row);
+  }
+
+  private _addCard<T extends TranscriptRow>(cards: Map<string, T>, key: string, row: T): void {
+    cards.set(key, row);
+    this._add(row);
+  }
+
+  private _update<T extends TranscriptRow>(cards: Map<string, T>, key: string, row: T): void {
+    cards.set(key, row);
+    this._replace(row);
+  }
+
+  /** Rows as shown: at the end of a run, the open segment closed, unanswered cards resolved, the ending last. */
+  private _compute(): TranscriptRow[] {
+    const rows = [...this._rows, ...this._segmentRows()];
+    const verdict = this._verdict;
+    if (!this._terminal && !verdict) {
+      return rows;
+    }
+    const closed = rows.map(row => {
+      if (row.kind === 'approval' && row.status === 'pending') {
+        return { ...row, status: 'resolved' as const, choice: UNANSWERED_CHOICE, reason: UNANSWERED_REASON };
       }
+      return row.kind === 'clarify' && row.status === 'pending' ? { ...row, status: 'resolved' as const, answer: null } : row;
+    });
+    if (!this._terminal) {
+      return verdict?.marker ? [...closed, make.terminalMarker(this.runId, { marker: verdict.marker })] : closed;
     }
+    return [...closed, ...this._ending(this._terminal)];
+  }
+
+  /** A completed run ends with nothing, the tool limit with a warning note, anything else with its marker. */
+  private _ending(row: IJournalRow): TranscriptRow[] {
     const p = row.payload ?? {};
-    if (make.isToolLimit(row)) {
-      this._push({ ...make.noteRow(this.runId, row, 'status'), level: 'warning', text: make.str(p.message) });
-    } else if (row.event !== EVENTS.done && row.event !== EVENTS.streamEnd) {
-      this._upsert(make.terminalMarker(this.runId, p));
+    const state = row.terminal_state ?? (row.event === EVENTS.done || row.event === EVENTS.streamEnd ? 'completed' : null);
+    if (state === 'tool_limit_reached') {
+      return [{ ...make.noteRow(this.runId, row, 'status', make.text(p.message) ?? ''), level: 'warning' }];
     }
+    return state === 'completed' ? [] : [make.terminalMarker(this.runId, p)];
   }
 
-  private _find<T extends TranscriptRow>(test: (row: TranscriptRow) => boolean): T | null {
-    for (let i = this._rows.length - 1; i >= 0; i--) {
-      if (test(this._rows[i])) {
-        return this._rows[i] as T;
-      }
-    }
-    return null;
-  }
-
-  private _indexOf(id: string): number {
-    for (let i = this._rows.length - 1; i >= 0; i--) {
-      if (this._rows[i].id === id) {
-        return i;
-      }
-    }
-    return -1;
-  }
-
-  /** Replace the row with the same id; false if there is none. */
-  private _replace(row: TranscriptRow): boolean {
-    const at = this._indexOf(row.id);
-    if (at < 0) {
-      return false;
-    }
-    this._rows[at] = row;
-    this._changed();
-    return true;
-  }
-
-  private _upsert(row: TranscriptRow): void {
-    this._replace(row) || this._push(row);
-  }
-
-  private _push(row: TranscriptRow): void {
+  private _append(row: TranscriptRow): void {
+    this._index.set(row.id, this._rows.length);
     this._rows.push(row);
     this._changed();
   }
 
-  private _insert(at: number, row: TranscriptRow): void {
-    this._rows.splice(at, 0, row);
-    this._changed();
+  private _replace(row: TranscriptRow): void {
+    const at = this._index.get(row.id);
+    if (at !== undefined) {
+      this._rows[at] = row;
+      this._changed();
+    }
   }
 
   private _changed(): void {
@@ -276,10 +273,14 @@ export class LiveTranscript {
   }
 
   private _rows: TranscriptRow[] = [];
-  private _snapshot: TranscriptRow[] | null = null;
+  private _index = new Map<string, number>();
+  private _tools = new Map<string, IToolRow>();
+  private _approvals = new Map<string, IApprovalRow>();
+  private _clarifies = new Map<string, IClarifyRow>();
+  private _snapshot: readonly TranscriptRow[] | null = null;
   private _version = 0;
   private _lastSeq = 0;
-  private _ended = false;
+  private _terminal: IJournalRow | null = null;
   private _settled: ISettledMessage | null = null;
   private _verdict: IRunInfo | null = null;
   /** The open text segment: its ordinal and the raw text and reasoning so far. */
