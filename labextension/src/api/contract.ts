@@ -4,7 +4,7 @@
  * Names are spelled here once; every other module imports them. Fields the
  * contract leaves open are optional so a server that adds fields never breaks us.
  */
-import type { IMarkerRow, TranscriptRow } from './rows';
+import type { IMarkerRow, IPlanItem, TranscriptRow } from './rows';
 
 /** The mime type of a hermes run output in a notebook (CONTRACT §8). */
 export const RUN_MIME_TYPE = 'application/vnd.hermes.run+json';
@@ -131,9 +131,16 @@ export interface IToolCallRow {
   is_error?: boolean;
   duration?: number | null;
   assistant_msg_idx?: number;
-  /** Approval cards (`name: "approval"`): how it was answered. */
-  choice?: string;
+  /** Which transcript card this is (tool when absent). */
+  kind?: 'approval' | 'clarify' | 'plan';
+  /** Approval cards: the offered choices and how it was answered. */
+  choices?: string[];
+  choice?: string | null;
   reason?: string | null;
+  /** Clarify cards: the answer (null: not answered). */
+  answer?: string | null;
+  /** Plan cards: the checklist. */
+  items?: IPlanItem[];
   _run_id?: string;
   _recovered_stream_id?: string;
 }

@@ -70,20 +70,28 @@ export function messageRows(message: IMessageRow, id: string): DisplayRow[] {
   return rows;
 }
 
+/** A stored card as its transcript row (a settled turn never waits for an answer). */
 function cardRow(card: IToolCallRow, id: string): TranscriptRow {
   const tid = card.tid ?? id;
-  if (card.name === 'approval') {
-    // A settled approval: how it was answered (a settled turn never waits for one).
+  const resolved = card.done !== false ? 'resolved' : 'pending';
+  if (card.kind === 'plan') {
+    return { kind: 'plan', id, items: card.items ?? [] };
+  }
+  if (card.kind === 'clarify') {
+    const question = card.preview ?? '';
+    return { kind: 'clarify', id, clarify_id: tid, question, choices: card.choices ?? [], status: resolved, answer: card.answer ?? null };
+  }
+  if (card.kind === 'approval' || card.name === 'approval') {
     const command = typeof card.args?.command === 'string' ? card.args.command : null;
     return {
       kind: 'approval',
       id,
       approval_id: tid,
-      description: card.preview || null,
+      description: card.preview ?? null,
       command,
-      choices: [],
-      status: 'resolved',
-      choice: card.choice ?? 'deny',
+      choices: card.choices ?? [],
+      status: resolved,
+      choice: card.choice ?? null,
       reason: card.reason ?? null
     };
   }
@@ -91,9 +99,9 @@ function cardRow(card: IToolCallRow, id: string): TranscriptRow {
     kind: 'tool',
     id,
     tid,
-    name: card.name || '',
+    name: card.name || 'tool',
     args: card.args ?? null,
-    preview: card.preview || card.snippet || null,
+    preview: card.preview ?? card.snippet ?? null,
     status: card.done === false ? 'running' : card.is_error === true ? 'error' : 'done',
     duration_s: typeof card.duration === 'number' ? card.duration : null
   };
