@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from . import events
 from .events import JournalRow
@@ -84,6 +84,22 @@ def read_evidence(journals: Journals, session_id: str, run_id: str) -> Evidence:
         if stats.foreign_terminal_after >= terminal.seq:
             fold.distrust_terminal()  # later terminal evidence exists but is not ours: trust neither
     return Evidence(fold=fold, exists=True, writer_alive=journals.writer_alive(session_id, run_id))
+
+
+def read_transcript(
+    journals: Journals, session_id: str, run_id: str, *, live: bool, verdict_of: Callable[[], Verdict]
+) -> Transcript:
+    """A run as every view shows it, folded while its journal is read.
+
+    A terminal row ends it; a live run (`live` must be checked before the read, so
+    a run that just ended has its terminal row) is shown running; any other run is
+    closed by the server's verdict. Raises FileNotFoundError without a journal.
+    """
+    fold = TranscriptFold(run_id, session_id)
+    fold.feed(journals.iter_rows(session_id, run_id))
+    if fold.terminal is not None or live:
+        return fold.snapshot()
+    return fold.snapshot(verdict_of())
 
 
 @dataclass(frozen=True)

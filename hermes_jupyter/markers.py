@@ -66,8 +66,9 @@ def interrupted_marker(
     recovered_output: bool = False,
     pending_retry: bool = False,
     timestamp: float | None = None,
+    run_id: str | None = None,
 ) -> dict[str, Any]:
-    """A new marker. Recovered output wins over a pending retry."""
+    """A new marker (tagged `_run_id` with the run it ends, when known). Recovered output wins over a pending retry."""
     outcome: Outcome = "recovered" if recovered_output else "pending_retry" if pending_retry else "none"
     marker: dict[str, Any] = {
         "role": "assistant",
@@ -79,6 +80,8 @@ def interrupted_marker(
     }
     if outcome == "pending_retry":
         marker["_pending_journal_recovery"] = True
+    if run_id:
+        marker["_run_id"] = run_id
     return marker
 
 
@@ -102,14 +105,17 @@ def is_interrupted_marker(row: dict[str, Any]) -> bool:
     return row.get("_error") is True and row.get("type") == "interrupted"
 
 
-def cancel_marker(timestamp: float | None = None) -> dict[str, Any]:
-    return {
+def cancel_marker(timestamp: float | None = None, *, run_id: str | None = None) -> dict[str, Any]:
+    marker: dict[str, Any] = {
         "role": "assistant",
         "content": CANCEL_CONTENT,
         "timestamp": int(timestamp if timestamp is not None else time.time()),
         "_error": True,
         "type": "cancelled",
     }
+    if run_id:
+        marker["_run_id"] = run_id
+    return marker
 
 
 def error_content(message: str | None) -> str:

@@ -31,8 +31,8 @@ from .ids import is_valid_id
 from .journal import Journals
 from .journal.reader import gc_paused
 from .liveness import LiveRuns
-from .store import Session, SessionStore
-from .transcript import append_to_context, context_projection, merge
+from .store import CorruptSession, Session, SessionStore, UnknownSession
+from .transcript import Verdict, append_to_context, context_projection, merge
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +119,18 @@ class Recovery:
         if self.core_dir is None:
             return None
         return self.core_dir / f"session_{session.session_id}.json"
+
+    def verdict(self, session_id: str, run_id: str) -> Verdict:
+        """The server's word on a run that is not live and whose journal has no terminal row.
+
+        The session is repaired first (a stale turn gets its marker now), so the
+        cause is the one the session shows: notebook recovery and the session agree.
+        """
+        try:
+            session = self.get_session(session_id)
+        except (UnknownSession, CorruptSession):
+            return Verdict()
+        return judge_dead_run(session, run_id, self.process_started_at)
 
     def classify_cause(self, session: Session, stream_id: str | None) -> str:
         started = _valid_ts(session.pending_started_at)
@@ -216,7 +228,7 @@ class Recovery:
         if terminal:
             return
         pending = bool(stream) and not output and not evidence.sealed_without_output
-        marker = markers.interrupted_marker(cause, recovered_output=output, pending_retry=pending)
+        marker = markers.interrupted_marker(cause, recovered_output=output, pending_retry=pending, run_id=stream)
         if pending and stream:
             markers.arm_retry(marker, stream)
         session.messages.append(marker)
@@ -240,7 +252,7 @@ class Recovery:
         output, terminal = self._recover_output(session, stream, evidence, turn, dedupe=True)
         if output and not terminal:
             session.messages.append(
-                markers.interrupted_marker(self.classify_cause(session, stream), recovered_output=True)
+                markers.interrupted_marker(self.classify_cause(session, stream), recovered_output=True, run_id=stream)
             )
 
     def _recover_output(
@@ -318,6 +330,24 @@ class Recovery:
             marker["_journal_retry_attempts"] = attempts
         self.store.save(session, touch=False)
         return False
+
+
+def judge_dead_run(session: Session, run_id: str, process_started_at: float) -> Verdict:
+    """What a session says about how a run without a terminal row ended (read-only).
+
+    Its marker's cause when the session already settled that run; while the turn is
+    still pending, the cause repair would give it (server_restart if it began before
+    this process, else lost_worker).
+    """
+    for row in reversed(session.messages):
+        if markers.is_interrupted_marker(row) and run_id in (row.get("_run_id"), row.get("_journal_retry_stream_id")):
+            return Verdict(cause=markers.known_cause(row.get("interruption_cause")))
+    if session.last_run_id == run_id and session.messages and markers.is_interrupted_marker(session.messages[-1]):
+        return Verdict(cause=markers.known_cause(session.messages[-1].get("interruption_cause")))  # an untagged marker
+    if session.active_stream_id == run_id:
+        started = _valid_ts(session.pending_started_at)
+        return Verdict(cause="server_restart" if started is not None and started < process_started_at else "lost_worker")
+    return Verdict()
 
 
 # -- transcript edits shared by the outcomes ------------------------------------------------------

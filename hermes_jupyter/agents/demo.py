@@ -61,7 +61,7 @@ def demo_script(message: str, max_count: int) -> Iterator[Step]:
         return
     if "ask for approval" in message.lower():
         yield from _words("I would like to clean the scratch folder; that needs your approval.")
-        yield "tool", {"tid": "demo-approval-1", "name": "terminal", "args": {"command": DANGEROUS},
+        yield "tool", {"tid": "demo-tool-2", "name": "terminal", "args": {"command": DANGEROUS},
                        "preview": DANGEROUS}
         yield APPROVAL_STEP, {}
         return
@@ -118,7 +118,7 @@ class DemoAgent(Configurable):
             sink.emit("approval", resolved_payload(approval.approval_id, choice, "no approval handler"))
         allowed = choice == "allow_once"
         sink.emit("tool_complete", {
-            "tid": "demo-approval-1", "name": "terminal", "duration": 0.0, "is_error": not allowed,
+            "tid": "demo-tool-2", "name": "terminal", "duration": 0.0, "is_error": not allowed,
             "preview": "approved (the demo agent never runs anything)" if allowed else "denied: nothing was run",
         })
         reply = " Approved, so I would have cleaned it." if allowed else " You said no, so I left it alone."

@@ -155,6 +155,10 @@ class HermesClient:
     def run_status(self, run_id: str) -> dict[str, Any]:
         return dict(self.request("GET", f"runs/{quote(run_id)}"))
 
+    def bundle(self, run_id: str) -> dict[str, Any]:
+        """The run's cell bundle as the server renders it (its verdict included)."""
+        return dict(self.request("GET", f"runs/{quote(run_id)}/bundle"))
+
     def events(self, run_id: str, after_seq: int = 0, limit: int = 1000) -> dict[str, Any]:
         """A page of a run's rows: `{"events": [JournalRow, ...], "next_seq", "terminal"}`."""
         page = dict(self.request("GET", f"runs/{quote(run_id)}/events", params={"after_seq": after_seq, "limit": limit}))

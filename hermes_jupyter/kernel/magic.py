@@ -268,8 +268,10 @@ class HermesMagics(Magics):
                 break
             cell.feed(rows)
             wait_s = max(0.01, cell.tick())
-        status = None if cell.output.terminal is not None else self.client.run_status(cell.output.run_id).get("status")
-        cell.finish(status)
+        if cell.output.terminal is not None:
+            cell.finish()  # the same rows and renderer as the server's bundle route: the same bytes
+        else:
+            cell.finish(bundle=self.client.bundle(cell.output.run_id))  # no terminal row: the server's verdict
 
     def _cancel_after_interrupt(self, cell: LiveCell, run_id: str) -> None:
         """Cancel on the server, then read the rows up to the cancel row so the cell shows how it ended."""

@@ -137,14 +137,17 @@ class LiveCell:
             waits.append(self._widget_throttle.due_in(now))
         return min(waits, default=self._widget_throttle.interval_s)
 
-    def finish(self, status: str | None = None, *, cause: str = DEFAULT_DEAD_CAUSE) -> Transcript:
+    def finish(
+        self, status: str | None = None, *, cause: str = DEFAULT_DEAD_CAUSE, bundle: dict[str, Any] | None = None
+    ) -> Transcript:
         """Replace the live bundle with the static one (no widget view) and close the widget.
 
-        Without a terminal row and with `status=None` the bundle keeps status
-        `running`, so `jupyter hermes recover` can finish the cell later.
+        `bundle` is the server's (`GET runs/{id}/bundle`), used as it is. Otherwise the
+        bundle is rendered from the rows: without a terminal row and with `status=None`
+        it keeps status `running`, so `jupyter hermes recover` can finish the cell later.
         """
         snap = self.output.snapshot(status, cause=cause)
-        self._update(final_bundle(snap))
+        self._update(bundle if bundle is not None else final_bundle(snap))
         if self.widget is not None:
             self.widget.close()
         return snap

@@ -64,6 +64,8 @@ class RunOutput:
     """Incremental fold of one run's rows for a cell; `snapshot()` is cheap enough to call on every refresh."""
 
     def __init__(self, session_id: str, run_id: str) -> None:
+        self.session_id = session_id
+        self.run_id = run_id
         self._fold = TranscriptFold(run_id, session_id)
 
     @property
@@ -221,7 +223,7 @@ def _plain(row: Row) -> str | None:
 
 
 def _status_words(t: Transcript) -> str:
-    words = "streaming…" if t.status == RUNNING else t.status
+    words: str = "streaming…" if t.status == RUNNING else t.status
     tools = sum(1 for r in t.rows if isinstance(r, ToolRow))
     if tools:
         words += f" · {tools} tool call{'s' if tools != 1 else ''}"

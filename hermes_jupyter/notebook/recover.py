@@ -9,18 +9,54 @@ tab listens, so a cell saved mid-stream is rebuilt from what the run wrote.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any, Callable, MutableMapping
 
 import nbformat
+import orjson
 
+from ..evidence import read_transcript
 from ..fsio import atomic_write
 from ..ids import is_valid_id
 from ..journal import Journals
-from .outputs import DEFAULT_DEAD_CAUSE, FINAL_STATUSES, RunOutput, final_bundle, run_ref_of
+from ..recovery import judge_dead_run
+from ..store import Session
+from ..transcript import Transcript, Verdict
+from .outputs import FINAL_STATUSES, MimeBundle, final_bundle, run_ref_of
 
 #: `is_live(session_id, run_id)`: is some process still running this run?
 IsLive = Callable[[str, str], bool]
+#: `verdict_of(session_id, run_id)`: how a run that is not live and has no terminal row ended.
+VerdictOf = Callable[[str, str], Verdict]
+
+
+def sidecar_verdicts(state_dir: str | os.PathLike[str]) -> VerdictOf:
+    """Verdicts read from the session sidecars, without a server and without writing anything.
+
+    The cause is the one the session shows (its marker), so a notebook recovered from a
+    shell says what the session says; a turn still pending began before this process.
+    """
+    root = Path(state_dir) / "sessions"
+    started = time.time()
+
+    def verdict_of(session_id: str, run_id: str) -> Verdict:
+        try:
+            data = orjson.loads((root / f"{session_id}.json").read_bytes())
+            session = Session.from_json(data) if isinstance(data, dict) else None
+        except (OSError, orjson.JSONDecodeError, TypeError):
+            session = None
+        return judge_dead_run(session, run_id, started) if session is not None else Verdict()
+
+    return verdict_of
+
+
+def run_bundle(journals: Journals, session_id: str, run_id: str, *, live: bool, verdict_of: VerdictOf) -> tuple[Transcript, MimeBundle]:
+    """The bundle a notebook keeps for a run: the one fold and the one renderer (the server's bundle route too)."""
+    transcript = read_transcript(
+        journals, session_id, run_id, live=live, verdict_of=lambda: verdict_of(session_id, run_id)
+    )
+    return transcript, final_bundle(transcript)
 
 
 def recover_notebook(
@@ -28,29 +64,31 @@ def recover_notebook(
     journals: Journals,
     *,
     is_live: IsLive | None = None,
-    cause: str = DEFAULT_DEAD_CAUSE,
+    verdict_of: VerdictOf | None = None,
 ) -> int:
     """Rebuild every hermes output whose status is not final; returns the number of cells changed.
 
     A run with a terminal row gets its final bundle (the full answer if it
     completed while no kernel listened). A run without one that is still live
-    gets its text so far and stays `running`; one that is not live is dead and
-    gets the interrupted marker with `cause`. By default a run is live while a
-    process holds its journal open for writing (the server's writer lock).
+    gets its text so far and stays `running`; one that is not live is closed by
+    `verdict_of` (the server's verdict; by default none: cause unknown). By default
+    a run is live while a process holds its journal open for writing (the server's
+    writer lock).
     """
     live = is_live if is_live is not None else journals.writer_alive
+    verdicts = verdict_of if verdict_of is not None else (lambda sid, run_id: Verdict())
     changed_cells = 0
     for cell in nb.get("cells", []):
         if cell.get("cell_type") != "code":
             continue
         changed = False
         for output in cell.get("outputs", []):
-            changed = _recover_output(output, journals, live, cause) or changed
+            changed = _recover_output(output, journals, live, verdicts) or changed
         changed_cells += changed
     return changed_cells
 
 
-def _recover_output(output: MutableMapping[str, Any], journals: Journals, is_live: IsLive, cause: str) -> bool:
+def _recover_output(output: MutableMapping[str, Any], journals: Journals, is_live: IsLive, verdict_of: VerdictOf) -> bool:
     ref = run_ref_of(output)
     if ref is None or ref["status"] in FINAL_STATUSES:
         return False
@@ -58,15 +96,13 @@ def _recover_output(output: MutableMapping[str, Any], journals: Journals, is_liv
     if not (is_valid_id(sid) and is_valid_id(run_id)):
         return False  # a notebook is untrusted input: its ids never reach a path unchecked
     live = is_live(sid, run_id)  # checked before reading, so a run that just ended has its terminal row
-    run = RunOutput(sid, run_id)
     try:
-        run.feed(journals.read_rows(sid, run_id))
+        transcript, bundle = run_bundle(journals, sid, run_id, live=live, verdict_of=verdict_of)
     except FileNotFoundError:
         return False  # no journal here (another state dir?): nothing to rebuild from
-    snap = run.snapshot(None if live else "interrupted", cause=cause)
-    if not snap.is_final and snap.last_seq <= ref["seq"]:
+    if not transcript.is_final and transcript.last_seq <= ref["seq"]:
         return False
-    output["data"] = nbformat.from_dict(final_bundle(snap))
+    output["data"] = nbformat.from_dict(bundle)
     output.setdefault("metadata", nbformat.from_dict({}))
     return True
 
@@ -76,18 +112,21 @@ def recover_notebook_file(
     state_dir: str | os.PathLike[str],
     *,
     is_live: IsLive | None = None,
-    cause: str = DEFAULT_DEAD_CAUSE,
+    verdict_of: VerdictOf | None = None,
 ) -> int:
     """Recover a notebook file in place; returns cells_recovered (0: the file was not rewritten).
 
-    The new file is validated before it replaces the old one atomically, and
-    keeps the old file's permission bits.
+    Without `verdict_of` the causes come from the session sidecars (`sidecar_verdicts`).
+    The new file is validated before it replaces the old one atomically, and keeps
+    the old file's permission bits.
     """
     target = Path(path)
     nb = nbformat.read(target, as_version=4)
     journals = Journals(Path(state_dir) / "runs")
     try:
-        cells = recover_notebook(nb, journals, is_live=is_live, cause=cause)
+        cells = recover_notebook(
+            nb, journals, is_live=is_live, verdict_of=verdict_of or sidecar_verdicts(state_dir)
+        )
     finally:
         journals.close()
     if cells == 0:

@@ -18,11 +18,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TypeVar
 
+import msgspec
+
 from ..agents.base import AgentBackend, NotebookBinding, TurnRequest, TurnResult
+from ..evidence import read_transcript
 from ..events import APPERROR, CANCEL, DONE, INTERRUPTED_ERROR_TYPE
 from ..ids import new_run_id, validate_id
 from ..journal import Journals
 from ..liveness import LiveRuns
+from ..notebook.outputs import MimeBundle, final_bundle
 from ..recovery import Recovery
 from ..store import Session, SessionStore
 from ..transcript import Transcript, TranscriptFold, Verdict, api_messages, terminal_marker
@@ -449,6 +453,44 @@ class RunManager:
             self.store.save(session)
             return session
 
+    # -- sessions: edits that must not race a run ---------------------------------------------
+    async def rename_session(self, session_id: str, title: str) -> Session:
+        """Rename under the session lock (save first: a failed save leaves the session as it was)."""
+        validate_id(session_id, "session id")
+        return await self.offload(self._rename_sync, session_id, title)
+
+    def _rename_sync(self, session_id: str, title: str) -> Session:
+        with self.store.lock(session_id):
+            session = self.store.load(session_id)
+            session.title = title
+            self.store.save(session)
+            return session
+
+    async def delete_session(self, session_id: str) -> None:
+        """Delete a session and its journals; refused while it has a live run.
+
+        The liveness check and the delete happen inside one hold of the session lock,
+        the lock admission takes too: a run admitted meanwhile is seen, never deleted live.
+        """
+        validate_id(session_id, "session id")
+        await self.offload(self._delete_sync, session_id)
+
+    def _delete_sync(self, session_id: str) -> None:
+        with self.store.lock(session_id):
+            session = self.store.load(session_id)
+            run_id = session.active_stream_id
+            if run_id and self.live.is_live(run_id):
+                raise RunActive(f"session {session_id} has a running turn; cancel it first")
+            self.store.delete(session_id)
+            self.journals.delete_session(session_id)
+
+    async def read_events(self, run_id: str, after_seq: int, limit: int) -> dict[str, Any]:
+        """A page of a run's journal lines: `{events, next_seq, terminal}` (CONTRACT §6)."""
+        status = self.run_status(run_id)
+        result = await self.offload(self.journals.read, status["session_id"], run_id, after_seq=after_seq, limit=limit)
+        terminal = result.terminal is not None or (status["status"] != "running" and result.next_seq >= status["last_seq"])
+        return {"events": result.rows, "next_seq": result.next_seq, "terminal": terminal}
+
     # -- observers and status ------------------------------------------------------------------
     def attach(self, run_id: str, after_seq: int = 0, *, heartbeat_s: float | None = None) -> Observer:
         validate_id(run_id, "run id")
@@ -456,12 +498,41 @@ class RunManager:
         session_id = run.session_id if run else self.status.session_of(run_id)
         return self.observers.attach(session_id, run_id, after_seq, heartbeat_s=heartbeat_s)
 
-    def run_status(self, run_id: str) -> dict[str, Any]:
+    def run_status(self, run_id: str, *, with_marker: bool = False) -> dict[str, Any]:
+        """`{run_id, session_id, status, last_seq}`, plus `marker` (the marker row or None) when asked:
+        that costs a read of the journal for a run that did not complete."""
         validate_id(run_id, "run id")
         run = self._runs.get(run_id)
         if run is not None:  # running, or settling/stopping: its terminal row is not journaled yet
-            return {"run_id": run_id, "session_id": run.session_id, "status": "running", "last_seq": run.channel.last_seq}
-        return self.status.describe(run_id)
+            out = {"run_id": run_id, "session_id": run.session_id, "status": "running", "last_seq": run.channel.last_seq}
+        else:
+            out = self.status.describe(run_id)
+        if with_marker:
+            marker = None if out["status"] in ("running", "completed") else self.run_transcript(run_id).marker
+            out["marker"] = msgspec.to_builtins(marker) if marker is not None else None
+        return out
+
+    def run_transcript(self, run_id: str) -> Transcript:
+        """The run as every view shows it; a dead run without a terminal row is closed by recovery's verdict."""
+        validate_id(run_id, "run id")
+        run = self._runs.get(run_id)
+        session_id = run.session_id if run is not None else self.status.session_of(run_id)
+        return read_transcript(
+            self.journals, session_id, run_id, live=run is not None,
+            verdict_of=lambda: self.recovery.verdict(session_id, run_id),
+        )
+
+    def run_bundle(self, run_id: str) -> MimeBundle:
+        """The cell bundle of a run, from the one renderer (what every notebook writer writes)."""
+        return final_bundle(self.run_transcript(run_id))
+
+    def settled_message(self, run_id: str) -> dict[str, Any]:
+        """The last message of a run stream: the server's verdict, so no client has to poll (docs/api.md)."""
+        transcript = self.run_transcript(run_id)
+        return {
+            "settled": True, "run_id": run_id, "session_id": transcript.session_id, "status": transcript.status,
+            "transcript": transcript.to_json(), "bundle": final_bundle(transcript),
+        }
 
     def active_runs(self) -> list[Run]:
         return list(self._runs.values())

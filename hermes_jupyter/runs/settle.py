@@ -103,12 +103,12 @@ def settle_cancelled(session: Session, run_id: str, transcript: Transcript) -> N
     fold_turn(session, run_id, transcript)
     for row in session.messages[start + 1:]:
         row["_partial"] = True
-    session.messages.append(markers.cancel_marker())
+    session.messages.append(markers.cancel_marker(run_id=run_id))
     clear_pending(session)
 
 
 def settle_interrupted(session: Session, run_id: str, transcript: Transcript, cause: str) -> None:
     """A live turn stopped by the server (kernel restart, shutdown): partial output plus the marker."""
     _, output = fold_turn(session, run_id, transcript)
-    session.messages.append(markers.interrupted_marker(cause, recovered_output=output))
+    session.messages.append(markers.interrupted_marker(cause, recovered_output=output, run_id=run_id))
     clear_pending(session)

@@ -21,7 +21,7 @@ from ..agents.base import NotebookBinding
 from ..ids import InvalidId, validate_id
 from ..runs.manager import Draining, NothingToRetry, RunActive
 from ..runs.status import UnknownRun
-from ..store import CorruptSession, Session, UnknownSession
+from ..store import CorruptSession, UnknownSession
 from .services import HermesServices
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
@@ -146,32 +146,16 @@ class SessionHandler(HermesHandler):
         title = _optional_str(self.json_body(), "title", 200)
         if not title or not title.strip():
             raise web.HTTPError(400, "%s", "title must be a non-empty string")
-        session = await self.hermes.manager.offload(self._rename, self.sid(session_id), title.strip())
+        session = await self.hermes.manager.rename_session(self.sid(session_id), title.strip())
         self.answer(session.compact())
-
-    def _rename(self, sid: str, title: str) -> Session:
-        with self.hermes.store.lock(sid):
-            session = self.hermes.store.load(sid)
-            session.title = title
-            self.hermes.store.save(session)
-            return session
 
     @web.authenticated
     @authorized
     @api_errors
     async def delete(self, session_id: str) -> None:
-        sid = self.sid(session_id)
-        session = self.hermes.store.load(sid)
-        if session.active_stream_id and self.hermes.live.is_live(session.active_stream_id):
-            raise RunActive(f"session {sid} has a running turn; cancel it first")
-        await self.hermes.manager.offload(self._delete, sid)
+        await self.hermes.manager.delete_session(self.sid(session_id))
         self.set_status(204)
         self.finish()
-
-    def _delete(self, sid: str) -> None:
-        with self.hermes.store.lock(sid):
-            self.hermes.store.delete(sid)
-            self.hermes.journals.delete_session(sid)
 
 
 class RunRootHandler(HermesHandler):
@@ -221,7 +205,22 @@ class RunHandler(HermesHandler):
     @authorized
     @api_errors
     async def get(self, run_id: str) -> None:
-        self.answer(self.hermes.manager.run_status(validate_id(run_id, "run id")))
+        """`{run_id, session_id, status, last_seq, marker}`: marker is the run's closing marker row or null."""
+        manager = self.hermes.manager
+        self.answer(await manager.offload(manager.run_status, validate_id(run_id, "run id"), with_marker=True))
+
+
+class RunBundleHandler(HermesHandler):
+    """The cell bundle of a run, as the one renderer makes it (the notebook writers write exactly this)."""
+
+    auth_resource = "hermes:runs"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self, run_id: str) -> None:
+        manager = self.hermes.manager
+        self.answer(await manager.offload(manager.run_bundle, validate_id(run_id, "run id")))
 
 
 class RunEventsHandler(HermesHandler):
@@ -234,14 +233,7 @@ class RunEventsHandler(HermesHandler):
         run_id = validate_id(run_id, "run id")
         after_seq = _int_arg(self, "after_seq", 0)
         limit = min(_int_arg(self, "limit", 1000), 10_000)
-        status = self.hermes.manager.run_status(run_id)
-        result = await self.hermes.manager.offload(
-            self.hermes.journals.read, status["session_id"], run_id, after_seq=after_seq, limit=limit
-        )
-        terminal = result.terminal is not None or (
-            status["status"] != "running" and result.next_seq >= status["last_seq"]
-        )
-        self.answer({"events": result.rows, "next_seq": result.next_seq, "terminal": terminal})
+        self.answer(await self.hermes.manager.read_events(run_id, after_seq, limit))
 
 
 class RunCancelHandler(HermesHandler):
@@ -294,7 +286,9 @@ class NotebookRecoverHandler(HermesHandler):
             )
         from ..notebook.recover import recover_notebook_file  # nbformat is only needed here
 
-        cells = await self.hermes.manager.offload(recover_notebook_file, full, self.hermes.state_dir)
+        cells = await self.hermes.manager.offload(
+            recover_notebook_file, full, self.hermes.state_dir, verdict_of=self.hermes.recovery.verdict
+        )
         self.answer({"path": path, "cells_recovered": cells})
 
 
@@ -333,6 +327,7 @@ default_handlers = [
     (rf"sessions/{_ID.format('session_id')}/(?P<action>retry|undo)", SessionActionHandler),
     (rf"runs/{_ID.format('run_id')}", RunHandler),
     (rf"runs/{_ID.format('run_id')}/events", RunEventsHandler),
+    (rf"runs/{_ID.format('run_id')}/bundle", RunBundleHandler),
     (rf"runs/{_ID.format('run_id')}/cancel", RunCancelHandler),
     (rf"runs/{_ID.format('run_id')}/approvals/{_ID.format('approval_id')}", ApprovalHandler),
     (r"notebooks/recover", NotebookRecoverHandler),

@@ -1,7 +1,9 @@
 """WebSocket run stream: one journal row per message from a cursor, live until the terminal row.
 
 The handler only connects a socket to a run observer (runs/fanout.py) and
-forwards; cursors, backfill and ordering live there. Writes are awaited, so a
+forwards; cursors, backfill and ordering live there. After the last journal
+line it sends one settled message (`{"settled": true, ...}`, docs/api.md): the
+transcript and cell bundle as the server settled them. Writes are awaited, so a
 slow client only slows itself. When idle it sends `{"type": "heartbeat"}`
 (more often than the 30 s after which proxies drop idle connections).
 """
@@ -12,6 +14,7 @@ import asyncio
 import json
 from typing import Any
 
+import msgspec
 from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import ws_authenticated
 from jupyter_server.base.handlers import JupyterHandler
@@ -76,9 +79,17 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
                 for appended in batch:
                     last = self.write_message(appended.line.rstrip(b"\n").decode())
                 await last
+            await self._send_settled()
             self.close(1000, "run ended")
         except WebSocketClosedError:
             pass
+
+    async def _send_settled(self) -> None:
+        """The last message: the settled transcript and bundle, the server's verdict (docs/api.md)."""
+        assert self.observer is not None
+        manager = self.hermes.manager
+        message = await manager.offload(manager.settled_message, self.observer.run_id)
+        await self.write_message(msgspec.json.encode(message).decode())
 
     def on_message(self, message: str | bytes) -> None:
         """Clients only listen; anything they send is ignored."""

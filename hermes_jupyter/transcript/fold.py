@@ -19,6 +19,7 @@ from .rows import (
     AssistantRow,
     ClarifyRow,
     MarkerRow,
+    NoteLevel,
     NoteRow,
     PlanItem,
     PlanRow,
@@ -156,8 +157,8 @@ class TranscriptFold:
             return status, []
         marker = _carried_marker(self.run_id, payload.get("marker"))
         if marker is None:
-            marker = markers.ending_marker(status, payload, has_output=has_output)
-            marker = MarkerRow(id=row_id(self.run_id, "marker"), **marker)
+            worded = markers.ending_marker(status, payload, has_output=has_output)
+            marker = MarkerRow(id=row_id(self.run_id, "marker"), **worded)
         return status, [marker]
 
     # -- text segments -------------------------------------------------------------------------
@@ -315,7 +316,7 @@ class TranscriptFold:
     def _on_status(self, row: JournalRow) -> None:
         text = _text(row.payload.get("text"))
         if text and text.strip():
-            level = "warning" if row.payload.get("level") == "warning" else "info"
+            level: NoteLevel = "warning" if row.payload.get("level") == "warning" else "info"
             self._add(NoteRow(id=row_id(self.run_id, "note", row.seq), variant="status", level=level, text=text))
 
     def _on_compaction(self, row: JournalRow) -> None:

@@ -13,6 +13,8 @@ class HermesClient:
     def __init__(self, jp_fetch: Any, jp_ws_fetch: Any) -> None:
         self.fetch = jp_fetch
         self.ws_fetch = jp_ws_fetch
+        #: The settled message each stream ended with, by run id (journal lines are the ones with `event_id`).
+        self.settled: dict[str, dict[str, Any]] = {}
 
     async def call(self, method: str, *path: str, body: Any = None, **params: Any) -> tuple[int, Any]:
         kwargs: dict[str, Any] = {"method": method}
@@ -43,6 +45,7 @@ class HermesClient:
         """Rows from the WebSocket until it closes (or `stop_after` rows)."""
         ws = await self.ws_fetch("hermes", "api", "runs", run_id, "stream", params={"after_seq": str(after_seq)})
         rows: list[dict[str, Any]] = []
+        self.settled.pop(run_id, None)
         try:
             while True:
                 message = await asyncio.wait_for(ws.read_message(), 30)
@@ -51,6 +54,11 @@ class HermesClient:
                 data = json.loads(message)
                 if data.get("type") == "heartbeat":
                     continue
+                if "event_id" not in data:
+                    assert data.get("settled") is True, data
+                    self.settled[run_id] = data
+                    continue
+                assert run_id not in self.settled, "no journal line after the settled message"
                 rows.append(data)
                 if stop_after is not None and len(rows) >= stop_after:
                     return rows

@@ -47,7 +47,7 @@ async def test_run_streams_over_websocket_and_settles(api: HermesClient) -> None
     assert rows[-1]["event"] == "done" and rows[-1]["event_id"] == f"{run_id}:31"
     assert "".join(r["payload"].get("text", "") for r in rows) == " ".join(map(str, range(1, 31)))
     status = await api.wait_status(run_id, "completed")
-    assert status == {"run_id": run_id, "session_id": sid, "status": "completed", "last_seq": 31}
+    assert status == {"run_id": run_id, "session_id": sid, "status": "completed", "last_seq": 31, "marker": None}
     code, session = await api.call("GET", "sessions", sid)
     assert [m["role"] for m in session["messages"]] == ["user", "assistant"]
 
