@@ -16,17 +16,18 @@ from .lab_page import RUN_OUTPUT, SIDEBAR, LabPage
 
 RUN_MIME = "application/vnd.hermes.run+json"
 PROMPT = "please ask for approval first"
-#: The demo agent's tool and its approval share this id (CONTRACT §9: one card per id and kind).
-DEMO_ID = "demo-approval-1"
+#: The demo agent's tool card and its approval card (CONTRACT §9: one card per id and kind).
+TOOL_ID = "demo-tool-2"
+APPROVAL_ID = "demo-approval-1"
 MAGIC = Path(hermes_jupyter.__file__).parent / "kernel" / "magic.py"
 
 
 def approval(root: str) -> str:
-    return f"{root} [data-testid=hermes-approval-card][data-approval-id={DEMO_ID}]"
+    return f"{root} [data-testid=hermes-approval-card][data-approval-id={APPROVAL_ID}]"
 
 
 def tool_card(root: str, state: str) -> str:
-    return f"{root} [data-testid=hermes-tool-card][data-tid={DEMO_ID}][data-state={state}]"
+    return f"{root} [data-testid=hermes-tool-card][data-tid={TOOL_ID}][data-state={state}]"
 
 
 def allow_once(lab: LabPage, root: str) -> None:
@@ -48,8 +49,8 @@ def assert_answered(lab: LabPage, root: str) -> None:
 def test_approved_tool_card_is_done_in_the_sidebar_and_a_second_tab(
     lab: LabPage, make_lab: Callable[[JupyterServerProcess], LabPage]
 ) -> None:
-    # The demo journals `tool` and `approval {pending}` under the same id; the card's "Allow once"
-    # POSTs runs/{id}/approvals/{aid}; the resolution updates the approval card and the later
+    # The demo journals `tool`, then `approval {pending}`; the card's "Allow once" POSTs
+    # runs/{id}/approvals/{aid}; the resolution updates the approval card and the later
     # `tool_complete` finishes the tool card: two cards, neither replaces the other.
     lab.open()
     lab.open_sidebar()
