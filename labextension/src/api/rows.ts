@@ -121,7 +121,15 @@ export interface IUserRow {
   pending?: boolean;
 }
 
-export type DisplayRow = TranscriptRow | IUserRow;
+/** What a stored (settled) reply may say about itself in the sidebar. */
+export interface IStoredAssistantRow extends IAssistantRow {
+  /** Kept from a cancelled or failed turn. */
+  partial?: boolean;
+  /** Rebuilt from the run journal by recovery. */
+  recovered?: boolean;
+}
+
+export type DisplayRow = TranscriptRow | IUserRow | IStoredAssistantRow;
 
 /** The plain text of a message `content`, which may be a list of parts. */
 export function contentText(content: unknown): string {

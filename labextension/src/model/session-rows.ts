@@ -65,7 +65,9 @@ export function messageRows(message: IMessageRow, id: string): DisplayRow[] {
     rows.push({ kind: 'reasoning', id: `${id}:r`, text: reasoning });
   }
   if (text) {
-    rows.push({ kind: 'assistant', id, text });
+    const partial = message._partial === true;
+    const recovered = message._recovered_from_run_journal === true;
+    rows.push({ kind: 'assistant', id, text, partial, recovered });
   }
   return rows;
 }

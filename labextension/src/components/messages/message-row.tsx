@@ -5,7 +5,7 @@
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import React from 'react';
 
-import { DisplayRow, IAssistantRow, IUserRow } from '../../api/rows';
+import { DisplayRow, IStoredAssistantRow, IUserRow } from '../../api/rows';
 import { ApprovalCard } from '../cards/approval-card';
 import { ClarifyCard } from '../cards/clarify-card';
 import { Marker } from '../cards/marker';
@@ -72,18 +72,22 @@ function UserMessage(props: { row: IUserRow }): JSX.Element {
 }
 
 function AssistantMessage(props: {
-  row: IAssistantRow;
+  row: IStoredAssistantRow;
   rendermime: IRenderMimeRegistry;
   streaming?: boolean;
 }): JSX.Element {
   const { row, rendermime, streaming } = props;
+  const tags = [row.partial ? 'partial' : '', row.recovered ? 'recovered' : ''].filter(Boolean);
   return (
     <div
       className="jp-HermesMessage jp-HermesMessage-assistant"
       data-role="assistant"
       data-row-id={row.id}
       data-streaming={streaming ? 'true' : 'false'}
+      data-partial={row.partial ? 'true' : 'false'}
+      data-recovered={row.recovered ? 'true' : 'false'}
     >
+      {tags.length > 0 && <div className="jp-HermesMessage-tag">{tags.join(' · ')}</div>}
       <Markdown className="jp-HermesMessage-content" text={row.text} rendermime={rendermime} streaming={streaming} />
     </div>
   );
