@@ -1,10 +1,13 @@
 """Benchmarks of the durable core, printed as JSON (never asserted in tests).
 
 - journal append rate per durability policy, next to raw loops measured in the same run;
-- recovery of an interrupted run with 1k / 10k / 100k journal events (time, and peak memory in one untimed pass);
+- recovery of an interrupted run with 10k / 100k / 1M journal events: time, and peak memory in one untimed
+  pass; the same measurements of the base revision's code (default: the merge base with main), extracted
+  with `git archive` into a temp dir and run in a subprocess in the same run, give the ratios;
 - session listing with 10k sessions (warm index and cold start).
 
-Usage: python benchmarks/bench_core.py [--quick]
+Usage: python benchmarks/bench_core.py [--quick] [--recovery] [--base REV | --no-base]
+       python benchmarks/bench_core.py --recovery-only [--quick]   (what the base subprocess runs)
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +32,9 @@ from hermes_jupyter.recovery import Recovery
 from hermes_jupyter.store import Session, SessionStore
 
 TOKEN = {"text": " a token of about the usual size, with some words in it"}
+#: A model token as providers stream it (about 4 characters): the memory pass with it shows what
+#: recovery holds besides the recovered text itself (which it must hold to save it).
+SHORT_TOKEN = {"text": " tok"}
 
 
 def median_of(runs: int, fn: Callable[[], float]) -> float:
@@ -85,7 +92,7 @@ def bench_append(root: Path, quick: bool) -> dict[str, object]:
     return out
 
 
-def build_interrupted_run(root: Path, events: int) -> tuple[SessionStore, Journals]:
+def build_interrupted_run(root: Path, events: int, token: dict[str, str] = TOKEN) -> tuple[SessionStore, Journals]:
     """A session with 10 prior messages and a pending turn; the journal repeats 48 tokens + a tool pair."""
     store = SessionStore(root / "sessions")
     journals = Journals(root / "runs", durability="terminal")
@@ -98,7 +105,7 @@ def build_interrupted_run(root: Path, events: int) -> tuple[SessionStore, Journa
     i = 0
     while i < events:
         for _ in range(48):
-            writer.append("token", TOKEN)
+            writer.append("token", token)
         writer.append("tool", {"tid": f"t{i}", "name": "terminal", "args": {"command": "ls -la"}})
         writer.append("tool_complete", {"tid": f"t{i}", "name": "terminal", "preview": "ok", "is_error": False})
         i += 50
@@ -107,9 +114,9 @@ def build_interrupted_run(root: Path, events: int) -> tuple[SessionStore, Journa
 
 
 @contextmanager
-def cold_recovery(case: Path, events: int) -> Iterator[Recovery]:
+def cold_recovery(case: Path, events: int, token: dict[str, str] = TOKEN) -> Iterator[Recovery]:
     """A fresh process's view of an interrupted run: nothing cached, the turn older than the process."""
-    store, journals = build_interrupted_run(case, events)
+    store, journals = build_interrupted_run(case, events, token)
     store.evict("bench_sid")
     try:
         yield Recovery(store, journals, LiveRuns(), process_started_at=time.time())
@@ -118,12 +125,20 @@ def cold_recovery(case: Path, events: int) -> Iterator[Recovery]:
         store.close()
 
 
-def bench_recovery(root: Path, quick: bool) -> dict[str, object]:
-    out: dict[str, object] = {}
-    sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
-    for events in sizes:
+def recovery_sizes(quick: bool) -> tuple[int, ...]:
+    if "--sizes" in sys.argv:
+        return tuple(int(n) for n in sys.argv[sys.argv.index("--sizes") + 1].split(","))
+    return (10_000, 100_000) if quick else (10_000, 100_000, 1_000_000)
+
+
+def bench_recovery(root: Path, quick: bool, *, memory: bool = True) -> dict[str, object]:
+    import hermes_jupyter
+
+    out: dict[str, object] = {"code": str(Path(hermes_jupyter.__file__).parent)}
+    for events in recovery_sizes(quick):
         times = []
-        for rep in range(3 if events == 100_000 else 5):
+        reps = 5 if events <= 10_000 else 3 if events <= 100_000 else 1
+        for rep in range(reps):
             with cold_recovery(root / f"rec-{events}-{rep}", events) as recovery:
                 start = time.perf_counter()
                 session = recovery.get_session("bench_sid")
@@ -131,13 +146,57 @@ def bench_recovery(root: Path, quick: bool) -> dict[str, object]:
                 assert session.messages[-1]["type"] == "interrupted"
         out[f"recover_{events}_events_ms"] = round(statistics.median(times) * 1000, 2)
         out[f"recover_{events}_us_per_event"] = round(statistics.median(times) * 1e6 / events, 3)
-        out[f"recover_{events}_peak_mb"] = recovery_peak_mb(root / f"rec-{events}-mem", events)
+        if memory:
+            out[f"recover_{events}_peak_mb"] = recovery_peak_mb(root / f"rec-{events}-mem", events)
+            out[f"recover_{events}_text_mb"] = round(events * 48 / 50 * len(TOKEN["text"]) / 1e6, 1)
+            out[f"recover_{events}_peak_mb_short_tokens"] = recovery_peak_mb(
+                root / f"rec-{events}-mem-short", events, SHORT_TOKEN
+            )
     return out
 
 
-def recovery_peak_mb(case: Path, events: int) -> float:
+def compare_recovery(root: Path, quick: bool, rev: str, rounds: int = 3) -> dict[str, object]:
+    """`bench_recovery` of this code and of the code at `rev`, in subprocesses taking turns (so both see
+    the same machine load); per timing the best round, memory from the first round. The base revision
+    is extracted with `git archive` into a temp dir (nothing of it is kept) and skips 1M events."""
+    repo = Path(__file__).resolve().parent.parent
+    commit = subprocess.run(["git", "rev-parse", rev], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+    code = root / "base-code"
+    code.mkdir()
+    archive = subprocess.run(["git", "archive", commit, "hermes_jupyter"], cwd=repo, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(code)], input=archive.stdout, check=True)
+    sizes = ",".join(str(n) for n in recovery_sizes(quick))
+    runs: dict[str, list[dict[str, object]]] = {"ours": [], "base": []}
+    for i in range(rounds):
+        for who, path, which in (("ours", repo, sizes), ("base", code, sizes.replace(",1000000", ""))):
+            args = [sys.executable, str(Path(__file__).resolve()), "--recovery-only", "--sizes", which]
+            if i:
+                args.append("--no-memory")
+            env = {**os.environ, "PYTHONPATH": str(path), "HERMES_BENCH_DIR": str(root)}
+            done = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+            runs[who].append(json.loads(done.stdout))
+    ours, base = _best(runs["ours"]), _best(runs["base"])
+    base["commit"] = commit[:12]
+    ratios = {
+        key: round(float(value) / float(base[key]), 3)  # type: ignore[arg-type]
+        for key, value in ours.items()
+        if isinstance(value, (int, float)) and isinstance(base.get(key), (int, float)) and float(base[key]) > 0  # type: ignore[arg-type]
+    }
+    return {"ours": ours, "base": base, "ours_over_base": ratios, "rounds": rounds}
+
+
+def _best(results: list[dict[str, object]]) -> dict[str, object]:
+    """The first result, with each timing replaced by its best (lowest) value over all rounds."""
+    best = dict(results[0])
+    for key in best:
+        if key.endswith(("_ms", "_us_per_event")):
+            best[key] = min(float(r[key]) for r in results if key in r)  # type: ignore[arg-type]
+    return best
+
+
+def recovery_peak_mb(case: Path, events: int, token: dict[str, str] = TOKEN) -> float:
     """Peak Python memory of one recovery (tracemalloc slows it down, so this pass is not timed)."""
-    with cold_recovery(case, events) as recovery:
+    with cold_recovery(case, events, token) as recovery:
         tracemalloc.start()
         try:
             recovery.get_session("bench_sid")
@@ -173,12 +232,25 @@ def main() -> None:
     quick = "--quick" in sys.argv
     with tempfile.TemporaryDirectory(dir=os.environ.get("HERMES_BENCH_DIR")) as tmp:
         root = Path(tmp)
-        result = {
-            "append": bench_append(root, quick),
-            "recovery": bench_recovery(root, quick),
-            "listing": bench_listing(root, quick),
-        }
+        if "--recovery-only" in sys.argv:  # one side of `compare_recovery`
+            print(json.dumps(bench_recovery(root, quick, memory="--no-memory" not in sys.argv)))
+            return
+        if "--no-base" in sys.argv:
+            recovery: dict[str, object] = bench_recovery(root, quick)
+        else:
+            rev = sys.argv[sys.argv.index("--base") + 1] if "--base" in sys.argv else _merge_base()
+            recovery = compare_recovery(root, quick, rev)
+        if "--recovery" in sys.argv:
+            result: dict[str, object] = {"recovery": recovery}
+        else:
+            result = {"append": bench_append(root, quick), "recovery": recovery, "listing": bench_listing(root, quick)}
     print(json.dumps(result, indent=2))
+
+
+def _merge_base() -> str:
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=repo, capture_output=True, text=True)
+    return done.stdout.strip() or "HEAD"
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Journal events: names, terminal states and the row envelope (CONTRACT §3-§4).
+"""Journal events: names, terminal states and the row envelope (docs/journal.md).
 
 Event names, terminal states and the identity check of a row are spelled here
 once; everything else imports them.
@@ -54,7 +54,7 @@ INTERRUPTED_ERROR_TYPE: Final = "interrupted"
 
 
 class JournalRow(msgspec.Struct, kw_only=True, frozen=True, gc=False):
-    """One line of `runs/<sid>/<run_id>.jsonl` (CONTRACT §3).
+    """One line of `runs/<sid>/<run_id>.jsonl` (docs/journal.md).
 
     A typed record, not a dict: the decoder checks every field's type in C as it
     parses (seq a real int, payload an object), which is most of the identity

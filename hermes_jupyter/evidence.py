@@ -68,7 +68,7 @@ def read_evidence(journals: Journals, session_id: str, run_id: str) -> Evidence:
     stats = ReadStats()
     fold = TranscriptFold(run_id, session_id)
     try:
-        fold.feed(journals.iter_rows(session_id, run_id, stats=stats))
+        fold.feed_chunks(journals.iter_row_chunks(session_id, run_id, stats=stats))
     except FileNotFoundError:
         return Evidence()
     except OSError as exc:
@@ -96,7 +96,7 @@ def read_transcript(
     closed by the server's verdict. Raises FileNotFoundError without a journal.
     """
     fold = TranscriptFold(run_id, session_id)
-    fold.feed(journals.iter_rows(session_id, run_id))
+    fold.feed_chunks(journals.iter_row_chunks(session_id, run_id))
     if fold.terminal is not None or live:
         return fold.snapshot()
     return fold.snapshot(verdict_of())

@@ -1,4 +1,4 @@
-"""Where hermes-jupyter keeps its state (CONTRACT §2-§3)."""
+"""Where hermes-jupyter keeps its state (docs/journal.md, docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 A turn is stale when its session still says it is pending, but no worker or
 stream of this process runs it. Repair re-checks that under the session lock
 (taken non-blocking, so a caller that already holds it never deadlocks) and
-then settles the turn one of four ways:
+then judges it from the journal's evidence and hands the verdict to
+`runs/settle.py`, the one place that settles, which ends it one of these ways:
 
 - the journal says the run completed: its output, no marker;
 - the session has messages (or none and no core transcript): the recovered
@@ -26,13 +27,14 @@ from typing import Any
 import orjson
 
 from . import markers
-from .evidence import Evidence, TerminalError, read_evidence, recoverable_terminal_error
+from .evidence import Evidence, read_evidence
 from .ids import is_valid_id
 from .journal import Journals
 from .journal.reader import gc_paused
 from .liveness import LiveRuns
+from .runs import settle
 from .store import CorruptSession, Session, SessionStore, UnknownSession
-from .transcript import Verdict, append_to_context, context_projection, merge
+from .transcript import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +68,7 @@ def can_supersede_recovery_marker(session: Session, user_text: str) -> bool:
     Only if nothing is pending, the tail is an interrupted marker, and the user
     turn right above it is the one this worker answered.
     """
-    if session.pending_user_message or session.active_stream_id or not session.messages:
+    if session.pending_user_message or session.active_run_id or not session.messages:
         return False
     tail = session.messages[-1]
     if not markers.is_interrupted_marker(tail):
@@ -113,7 +115,7 @@ class Recovery:
         return session
 
     def _looks_stale(self, session: Session) -> bool:
-        return session.is_pending and not self.live.is_live(str(session.active_stream_id))
+        return session.is_pending and not self.live.is_live(str(session.active_run_id))
 
     def core_transcript_path(self, session: Session) -> Path | None:
         if self.core_dir is None:
@@ -133,7 +135,7 @@ class Recovery:
         return judge_dead_run(session, run_id, self.process_started_at)
 
     def classify_cause(self, session: Session, stream_id: str | None) -> str:
-        started = _valid_ts(session.pending_started_at)
+        started = settle.valid_ts(session.pending_started_at)
         if started is not None and started < self.process_started_at:
             return "server_restart"
         if stream_id and self.live.worker(stream_id) is not None:
@@ -142,7 +144,7 @@ class Recovery:
 
     def is_old_enough(self, session: Session) -> bool:
         """A turn from before this process started is stale at once; otherwise after the grace period."""
-        started = _valid_ts(session.pending_started_at)
+        started = settle.valid_ts(session.pending_started_at)
         if started is None or started < self.process_started_at:
             return True
         return time.time() - started >= self.policy.grace_s
@@ -150,7 +152,7 @@ class Recovery:
     # -- repair -----------------------------------------------------------------------------
     def repair_stale_pending(self, session: Session) -> bool:
         """Settle a stale pending turn; False if it is not stale or the session lock is busy."""
-        stream = session.active_stream_id
+        stream = session.active_run_id
         if not session.pending_user_message or not stream:
             return False
         if self.live.is_live(stream) or not is_valid_id(session.session_id) or not self.is_old_enough(session):
@@ -194,93 +196,18 @@ class Recovery:
         if not session.pending_user_message:
             return False
         if stream_id_for_recheck is not None:
-            if session.active_stream_id != stream_id_for_recheck:
+            if session.active_run_id != stream_id_for_recheck:
                 return False  # the turn moved on (new run, or the id rotated)
             if require_stream_dead and self.live.is_live(stream_id_for_recheck):
                 return False
-        stream = stream_id_for_recheck or session.active_stream_id
+        stream = stream_id_for_recheck or session.active_run_id
         cause = cause or self.classify_cause(session, stream)
         with gc_paused():  # one bounded pass over possibly many rows: no collection halfway
             evidence = read_evidence(self.journals, session.session_id, stream) if stream else Evidence()
             core = None if session.messages else _core_messages(core_path or self.core_transcript_path(session))
-            if core is not None:
-                self._settle_from_core(session, core, stream, evidence)
-            elif evidence.completed:
-                self._settle_completed(session, stream, evidence)
-            else:
-                self._settle_interrupted(session, stream, evidence, cause)
-        clear_pending(session)
+            settle.settle_recovered(session, stream, settle.RecoveryVerdict(evidence, cause, core))
         self.store.save(session, touch=False)
         return True
-
-    # -- the outcomes -----------------------------------------------------------------------
-    def _settle_completed(self, session: Session, stream: str | None, evidence: Evidence) -> None:
-        turn = self._current_user_turn(session, tail_only=False)
-        if turn is None:
-            turn = append_recovered_user_turn(session)
-        transcript = evidence.transcript()
-        if stream and transcript is not None:
-            merge(session, transcript, turn, dedupe=True)
-
-    def _settle_interrupted(self, session: Session, stream: str | None, evidence: Evidence, cause: str) -> None:
-        turn = append_recovered_user_turn(session)
-        output, terminal = self._recover_output(session, stream, evidence, turn, dedupe=False, cause=cause)
-        if terminal:
-            return
-        pending = bool(stream) and not output and not evidence.sealed_without_output
-        marker = markers.interrupted_marker(cause, recovered_output=output, pending_retry=pending, run_id=stream)
-        if pending and stream:
-            markers.arm_retry(marker, stream)
-        session.messages.append(marker)
-
-    def _settle_from_core(
-        self, session: Session, core: dict[str, Any], stream: str | None, evidence: Evidence
-    ) -> None:
-        session.messages = [dict(m) for m in core["messages"] if isinstance(m, dict)]
-        session.tool_calls = [dict(c) for c in core.get("tool_calls") or [] if isinstance(c, dict)]
-        for key in ("input_tokens", "output_tokens", "estimated_cost"):
-            if core.get(key) is not None:
-                setattr(session, key, core[key])
-        if not session.context_messages:
-            session.context_messages = [p for p in map(context_projection, session.messages) if p]
-        terminal_error = recoverable_terminal_error(evidence, session.session_id, stream) if stream else None
-        turn = self._current_user_turn(session, tail_only=False)
-        if turn is None:
-            if not (evidence.has_visible_output or terminal_error):
-                return
-            turn = append_recovered_user_turn(session)
-        output, terminal = self._recover_output(session, stream, evidence, turn, dedupe=True)
-        if output and not terminal:
-            session.messages.append(
-                markers.interrupted_marker(self.classify_cause(session, stream), recovered_output=True, run_id=stream)
-            )
-
-    def _recover_output(
-        self, session: Session, stream: str | None, evidence: Evidence, turn: int, *, dedupe: bool,
-        cause: str = "unknown",
-    ) -> tuple[bool, bool]:
-        """Append the journal's output of this turn; returns (output recovered, terminal error recovered)."""
-        transcript = evidence.transcript(cause)
-        if not stream or transcript is None:
-            return False, False
-        output = merge(session, transcript, turn, dedupe=dedupe)
-        terminal_error = recoverable_terminal_error(evidence, session.session_id, stream)
-        if terminal_error is None:
-            return output, False
-        materialize_terminal_error(session, terminal_error, turn)
-        return output, True
-
-    def _current_user_turn(self, session: Session, *, tail_only: bool = True) -> int | None:
-        """Index of a user row already holding the pending prompt (tail row, or latest user row)."""
-        text = session.pending_user_message
-        messages = session.messages
-        if tail_only:
-            if messages and messages[-1].get("role") == "user" and messages[-1].get("content") == text:
-                return len(messages) - 1
-        users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
-        if users and messages[users[-1]].get("content") == text:
-            return users[-1]
-        return None
 
     # -- lazy retry ---------------------------------------------------------------------------
     def retry_journal_recovery_in_place(self, session: Session) -> bool:
@@ -305,20 +232,13 @@ class Recovery:
         stream = marker.get("_journal_retry_stream_id")
         now = time.time()
         attempts = _int(marker.get("_journal_retry_attempts"))
-        first_seen = _valid_ts(marker.get("_journal_retry_first_seen_ts")) or now
+        first_seen = settle.valid_ts(marker.get("_journal_retry_first_seen_ts")) or now
         if not stream or attempts >= self.policy.retry_max_attempts or now - first_seen > self.policy.retry_giveup_s:
             markers.settle_marker(marker, "lost")
             self.store.save(session, touch=False)
             return False
         evidence = read_evidence(self.journals, session.session_id, str(stream))
-        turn = next((i for i in range(idx - 1, -1, -1) if session.messages[i].get("role") == "user"), 0)
-        output, terminal = self._recover_output(session, str(stream), evidence, turn, dedupe=True)
-        if output or terminal:
-            idx = move_recovered_rows_above(session, idx)
-            if terminal:
-                remove_message(session, idx)
-            else:
-                markers.settle_marker(marker, "recovered")
+        if settle.promote_pending_marker(session, idx, str(stream), evidence):
             self.store.save(session, touch=False)
             return True
         if evidence.still_arriving:
@@ -344,91 +264,10 @@ def judge_dead_run(session: Session, run_id: str, process_started_at: float) -> 
             return Verdict(cause=markers.known_cause(row.get("interruption_cause")))
     if session.last_run_id == run_id and session.messages and markers.is_interrupted_marker(session.messages[-1]):
         return Verdict(cause=markers.known_cause(session.messages[-1].get("interruption_cause")))  # an untagged marker
-    if session.active_stream_id == run_id:
-        started = _valid_ts(session.pending_started_at)
+    if session.active_run_id == run_id:
+        started = settle.valid_ts(session.pending_started_at)
         return Verdict(cause="server_restart" if started is not None and started < process_started_at else "lost_worker")
     return Verdict()
-
-
-# -- transcript edits shared by the outcomes ------------------------------------------------------
-
-def clear_pending(session: Session) -> None:
-    session.active_stream_id = None
-    session.pending_user_message = None
-    session.pending_attachments = []
-    session.pending_started_at = None
-
-
-def pending_user_row(session: Session, **tags: Any) -> dict[str, Any]:
-    """The pending prompt as a user row: its text, the time it was sent, its attachments, and `tags`."""
-    started = _valid_ts(session.pending_started_at)
-    row: dict[str, Any] = {
-        "role": "user",
-        "content": session.pending_user_message or "",
-        "timestamp": int(started if started is not None else time.time()),
-        **tags,
-    }
-    if session.pending_attachments:
-        row["attachments"] = list(session.pending_attachments)
-    return row
-
-
-def append_recovered_user_turn(session: Session) -> int:
-    """Restore the pending prompt as a `_recovered` user row (also into the model's context).
-
-    If the tail already is this prompt, only the context is mirrored.
-    """
-    row = pending_user_row(session, _recovered=True)
-    messages = session.messages
-    tail = messages[-1] if messages else None
-    if not (tail and tail.get("role") == "user" and tail.get("content") == row["content"]):
-        messages.append(row)
-    append_to_context(session, row)
-    return len(messages) - 1
-
-
-def materialize_terminal_error(session: Session, error: TerminalError, turn: int) -> None:
-    """Put the journaled terminal error into the transcript once (idempotent by event id)."""
-    if any(m.get("_recovered_event_id") == error.event_id for m in session.messages):
-        return
-    tags = {
-        "_recovered_from_run_journal": True,
-        "_recovered_stream_id": error.stream_id,
-        "_recovered_event_id": error.event_id,
-    }
-    for row in session.messages[turn:]:
-        if row.get("_error") and row.get("content") == error.message.get("content") and "type" not in row:
-            row.update(tags)  # adopt the same error already in this turn
-            return
-    session.messages.append({**error.message, **tags})
-
-
-def move_recovered_rows_above(session: Session, marker_idx: int) -> int:
-    """Move journal rows appended after a marker to just above it; returns the marker's new index.
-
-    Tool cards follow their rows through an old → new index map.
-    """
-    messages = session.messages
-    tail = list(range(marker_idx + 1, len(messages)))
-    moved = [i for i in tail if messages[i].get("_recovered_from_run_journal")]
-    stay = [i for i in tail if i not in set(moved)]
-    order = list(range(marker_idx)) + moved + [marker_idx] + stay
-    _reorder(session, order)
-    return marker_idx + len(moved)
-
-
-def remove_message(session: Session, idx: int) -> None:
-    order = [i for i in range(len(session.messages)) if i != idx]
-    _reorder(session, order)
-
-
-def _reorder(session: Session, order: list[int]) -> None:
-    new_index = {old: new for new, old in enumerate(order)}
-    session.messages = [session.messages[i] for i in order]
-    for card in session.tool_calls:
-        anchor = card.get("assistant_msg_idx")
-        if isinstance(anchor, int) and anchor in new_index:
-            card["assistant_msg_idx"] = new_index[anchor]
 
 
 def _core_messages(path: Path | None) -> dict[str, Any] | None:
@@ -445,14 +284,6 @@ def _core_messages(path: Path | None) -> dict[str, Any] | None:
     if isinstance(data, dict) and isinstance(data.get("messages"), list) and data["messages"]:
         return data
     return None
-
-
-def _valid_ts(value: Any) -> float | None:
-    try:
-        ts = float(value)
-    except (TypeError, ValueError):
-        return None
-    return ts if ts > 0 else None
 
 
 def _int(value: Any) -> int:

@@ -90,6 +90,16 @@ class Session:
     def is_pending(self) -> bool:
         return bool(self.pending_user_message and self.active_stream_id)
 
+    # The sidecar's `active_stream_id` (the on-disk name, docs/journal.md) is the pending turn's run id;
+    # code says "run" and reads it here, the one place the on-disk name is mapped.
+    @property
+    def active_run_id(self) -> str | None:
+        return self.active_stream_id
+
+    @active_run_id.setter
+    def active_run_id(self, run_id: str | None) -> None:
+        self.active_stream_id = run_id
+
 
 _FIELDS = tuple(f for f in fields(Session) if f.name != "extra")
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from hermes_jupyter import markers, transcript
+from hermes_jupyter.runs import settle
 from hermes_jupyter.recovery import has_pending_journal_retry
 from hermes_jupyter.store import Session
 
@@ -119,8 +120,8 @@ class TestRetryJournalRecoveryInPlace:
         s = make_session(messages=[{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}])
         hermes_core.store.save(s)
         spy: list[int] = []
-        original = hermes_core.recovery._recover_output
-        monkeypatch.setattr(hermes_core.recovery, "_recover_output", lambda *a, **kw: spy.append(1) or original(*a, **kw))
+        original = settle.recover_output
+        monkeypatch.setattr(settle, "recover_output", lambda *a, **kw: spy.append(1) or original(*a, **kw))
         assert hermes_core.recovery.retry_journal_recovery_in_place(s) is False
         assert spy == [], "no pending marker → must not call recovery"
 
@@ -203,8 +204,8 @@ class TestLazyRetryBackwardsCompat:
         hermes_core.store.save(s)
         hermes_core.store.evict(sid)
         spy: list[int] = []
-        original = hermes_core.recovery._recover_output
-        monkeypatch.setattr(hermes_core.recovery, "_recover_output", lambda *a, **kw: spy.append(1) or original(*a, **kw))
+        original = settle.recover_output
+        monkeypatch.setattr(settle, "recover_output", lambda *a, **kw: spy.append(1) or original(*a, **kw))
         hermes_core.recovery.get_session(sid)
         assert spy == [], "legacy marker (no flag) must not re-trigger recovery"
 

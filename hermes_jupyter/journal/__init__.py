@@ -16,7 +16,7 @@ Invariants:
 from __future__ import annotations
 
 from .journals import Journals, RunSummary
-from .reader import JournalRead, ReadStats, iter_rows, read, read_rows
+from .reader import JournalRead, ReadStats, iter_row_chunks, iter_rows, read, read_rows
 from .writer import (
     DEFAULT_MAX_EVENT_BYTES,
     DURABILITY_POLICIES,
@@ -30,5 +30,5 @@ from .writer import (
 
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES", "DURABILITY_POLICIES", "Appended", "Durability", "GroupCommitter", "JournalBusy",
-    "JournalRead", "Journals", "ReadStats", "RunJournal", "RunSummary", "iter_rows", "read", "read_rows", "truncate_payload",
+    "JournalRead", "Journals", "ReadStats", "RunJournal", "RunSummary", "iter_row_chunks", "iter_rows", "read", "read_rows", "truncate_payload",
 ]

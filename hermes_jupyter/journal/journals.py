@@ -13,7 +13,7 @@ from .. import events
 from ..events import JournalRow
 from ..fsio import fsync_dir
 from ..ids import validate_id
-from .reader import JournalRead, ReadStats, _scan_tail, _tail_rows, iter_rows, read, read_rows
+from .reader import JournalRead, ReadStats, _scan_tail, _tail_rows, iter_row_chunks, iter_rows, read, read_rows
 from .writer import DEFAULT_MAX_EVENT_BYTES, DURABILITY_POLICIES, Appended, Durability, GroupCommitter, RunJournal
 
 
@@ -89,6 +89,12 @@ class Journals:
     ) -> Iterator[JournalRow]:
         """Rows in order; raises FileNotFoundError when the journal does not exist yet."""
         return iter_rows(self.path(session_id, run_id), session_id, run_id, after_seq=after_seq, stats=stats)
+
+    def iter_row_chunks(
+        self, session_id: str, run_id: str, *, stats: ReadStats | None = None
+    ) -> Iterator[list[JournalRow]]:
+        """Rows in order, a read chunk at a time; raises FileNotFoundError when the journal does not exist yet."""
+        return iter_row_chunks(self.path(session_id, run_id), session_id, run_id, stats=stats)
 
     def summary(self, session_id: str, run_id: str) -> RunSummary:
         """Last seq and authoritative terminal row, from the file's tail."""

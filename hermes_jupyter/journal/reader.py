@@ -76,10 +76,20 @@ def iter_rows(
     chunk at a time, a whole chunk in one C call when every line in it is a
     well-shaped row (typed by `JournalRow`), else line by line.
     """
+    for chunk in iter_row_chunks(path, session_id, run_id, after_seq=after_seq, stats=stats):
+        yield from chunk
+
+
+def iter_row_chunks(
+    path: Path, session_id: str, run_id: str, *, after_seq: int = 0, stats: ReadStats | None = None
+) -> Iterator[list[JournalRow]]:
+    """`iter_rows` a chunk at a time: lists of identity-checked rows, one per block read (a fold's fast path)."""
     check = _RowCheck(session_id, run_id, after_seq, stats if stats is not None else ReadStats())
     with open(path, "rb") as fh:
         for parsed in _parsed_chunks(fh, check.stats):
-            yield from check.valid_chunk(parsed)
+            rows = check.valid_chunk(parsed)
+            if rows:
+                yield rows
 
 
 def read_rows(

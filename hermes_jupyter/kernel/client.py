@@ -1,4 +1,4 @@
-"""The kernel's way to the hermes server: find it (CONTRACT §8), call its REST API, follow a run's stream.
+"""The kernel's way to the hermes server: find it (docs/api.md), call its REST API, follow a run's stream.
 
 The kernel is only a client. Everything it shows comes from the server's
 journal rows, read over a WebSocket that resumes from its cursor after a drop
@@ -61,7 +61,7 @@ def find_server(
     running_servers: Callable[[], Iterable[Mapping[str, Any]]] | None = None,
     parent_pid: int | None = None,
 ) -> ServerInfo:
-    """The server to talk to, in CONTRACT §8 order.
+    """The server to talk to, in the order docs/api.md gives.
 
     1. `HERMES_JUPYTER_URL` (+ `HERMES_JUPYTER_TOKEN`): an explicit choice wins.
     2. `HERMES_JUPYTER_SERVER_URL`/`_TOKEN`: set by the hermes server that started this kernel.

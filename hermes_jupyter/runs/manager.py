@@ -16,20 +16,20 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Final, Literal, Mapping, TypeVar
 
 import msgspec
 
 from ..agents.base import AgentBackend, NotebookBinding, TurnRequest, TurnResult
 from ..evidence import read_transcript
-from ..events import APPERROR, CANCEL, DONE, INTERRUPTED_ERROR_TYPE
 from ..ids import new_run_id, validate_id
 from ..journal import Journals
 from ..liveness import LiveRuns
+from ..markers import known_cause
 from ..notebook.outputs import MimeBundle, final_bundle
 from ..recovery import Recovery
 from ..store import Session, SessionStore
-from ..transcript import Transcript, TranscriptFold, Verdict, api_messages, terminal_marker
+from ..transcript import Transcript, TranscriptFold, Verdict, api_messages
 from . import settle
 from .binding import sync_session_split
 from .fanout import Observer, RunChannel, RunObservers
@@ -39,6 +39,8 @@ from .status import RunStatusIndex
 log = logging.getLogger(__name__)
 
 Lifecycle = Callable[[str, dict[str, Any]], None]
+#: running → settling | cancelling | interrupting → settled
+RunState = Literal["running", "settling", "cancelling", "interrupting", "settled"]
 T = TypeVar("T")
 
 
@@ -66,8 +68,7 @@ class Run:
     channel: RunChannel
     sink: RunSink
     started_at: float = field(default_factory=time.time)
-    #: running → settling | cancelling | interrupting → settled
-    state: str = "running"
+    state: RunState = "running"
     task: asyncio.Task[None] | None = None
     checkpointed_seq: int = 0
     done: asyncio.Event = field(default_factory=asyncio.Event)
@@ -162,7 +163,7 @@ class RunManager:
         return run
 
     def _admit(self, session: Session) -> None:
-        stream = session.active_stream_id
+        stream = session.active_run_id
         if stream and self.live.is_live(stream):
             raise RunActive(f"session {session.session_id} already has a running turn ({stream})")
         if stream and session.pending_user_message:
@@ -190,7 +191,7 @@ class RunManager:
         self.live.register_worker(run_id, session.session_id)
         self.live.register_stream(run_id)
         self._runs[run_id] = run
-        session.active_stream_id = run_id
+        session.active_run_id = run_id
         session.pending_user_message = message
         session.pending_attachments = list(attachments)
         session.pending_started_at = run.started_at
@@ -248,43 +249,37 @@ class RunManager:
 
     def _settle_result_sync(self, run: Run, result: TurnResult) -> str:
         """Fold the journal into the session, save, then journal the terminal event (off the loop)."""
-        if result.outcome in ("interrupted", "crashed"):
-            cause = "lost_worker" if result.outcome == "crashed" else "unknown"
-            rows = self._transcript_of(run, cause)
-            self._settle_stopped_locked(run, rows, "interrupt", cause, result)
-            detail = result.error.message if result.error else None
-            self._append_terminal(run, APPERROR, _interrupted_payload(run, cause, detail), rows)
-            return "run.interrupted"
-        rows = self._transcript_of(run)
-        if result.outcome == "errored":
-            self._append_terminal(run, APPERROR, self._settle_failed(run, rows, result), rows)
-            return "run.failed"
-        self._settle_completed(run, rows, result)
-        self._append_terminal(run, DONE, {
-            "session_id": run.session_id, "usage": result.usage, "backend_session_id": result.backend_session_id,
-        }, None)
-        return "run.finished"
+        ending = settle.ending_of(result)
+        transcript = self._transcript_of(run, ending.cause)
+        extra: dict[str, Any] = {}
+        if ending.outcome == "interrupted":
+            self._settle_stopped_locked(run, transcript, ending, result)
+        elif ending.outcome == "errored":
+            extra = self._settle_failed(run, transcript, result, ending)
+        else:
+            self._settle_completed(run, transcript, result)
+        self._journal_ending(run, ending, transcript, result, extra)
+        return _LIFECYCLE[ending.outcome]
 
     def _settle_completed(self, run: Run, rows: Transcript, result: TurnResult) -> None:
         with self.store.lock(run.session_id):
             session = self.store.load(run.session_id)
-            if session.active_stream_id != run.run_id:
+            if session.active_run_id != run.run_id:
                 return  # repaired or superseded meanwhile: the journal keeps this run's output
             self._sync_split(run, session, result)
             settle.settle_completed(session, run.run_id, rows, context=result.context, replace_context=result.replace_context)
             _add_usage(session, result.usage)
             self.store.save(session)
 
-    def _settle_failed(self, run: Run, rows: Transcript, result: TurnResult) -> dict[str, Any]:
-        message = result.error.message if result.error else "the agent failed"
-        error_type = result.error.kind if result.error else "error"
+    def _settle_failed(self, run: Run, rows: Transcript, result: TurnResult, ending: settle.Ending) -> dict[str, Any]:
+        """The error settle; returns what its terminal row must carry (the turn's rows if the save failed)."""
         with self.store.lock(run.session_id):
             session = self.store.load(run.session_id)
-            if session.active_stream_id != run.run_id:
-                return {"message": message, "type": error_type, "session_id": run.session_id}
+            if session.active_run_id != run.run_id:
+                return {}
             self._sync_split(run, session, result)
             return settle.settle_error(
-                self.store, session, run.run_id, rows, message=message, error_type=error_type,
+                self.store, session, run.run_id, rows, message=ending.message or "", error_type=ending.error_kind,
                 replaced_context=result.context if result.replace_context else None,
             )
 
@@ -306,10 +301,8 @@ class RunManager:
             self.recovery.settle_last_resort(session, run.run_id, cancelling=run.state == "cancelling")
         except Exception:  # the next read repairs it; nothing more to do here
             log.exception("last-resort settle of run %s failed", run.run_id)
-        self._append_terminal(
-            run, APPERROR, _interrupted_payload(run, "lost_worker", "the worker exited unexpectedly"),
-            self._transcript_of(run, "lost_worker"),
-        )
+        ending = settle.Ending("interrupted", "lost_worker", message="the worker exited unexpectedly")
+        self._journal_ending(run, ending, self._transcript_of(run, "lost_worker"))
 
     # -- checkpoint -------------------------------------------------------------------------
     async def _checkpoint_loop(self, run: Run) -> None:
@@ -326,7 +319,7 @@ class RunManager:
             return
         try:
             session = self.store.load(run.session_id)
-            if session.active_stream_id == run.run_id:
+            if session.active_run_id == run.run_id:
                 session.extra["run_progress"] = {"run_id": run.run_id, "last_seq": run.channel.last_seq, "at": time.time()}
                 self.store.save(session, touch=False)
                 run.checkpointed_seq = run.channel.last_seq
@@ -349,7 +342,7 @@ class RunManager:
         """Stop a live run on the server's behalf (kernel restart, shutdown): partial output + marker."""
         return await self._stop(run_id, "interrupt", cause)
 
-    async def _stop(self, run_id: str, kind: str, cause: str = "unknown") -> bool:
+    async def _stop(self, run_id: str, kind: Literal["cancel", "interrupt"], cause: str = "unknown") -> bool:
         validate_id(run_id, "run id")
         run = self._runs.get(run_id)
         if run is None:
@@ -364,22 +357,20 @@ class RunManager:
             worker.cancelling_since = time.time()
         self.invalidate_generation(run.session_id)
         await self._stop_backend(run)
+        ending = settle.Ending("cancelled") if kind == "cancel" else settle.Ending("interrupted", known_cause(cause))
         try:
-            await self.offload(self._settle_stopped_sync, run, kind, cause)
+            await self.offload(self._settle_stopped_sync, run, ending)
         finally:
-            self._finish(run, "run.cancelled" if kind == "cancel" else "run.interrupted")
+            self._finish(run, _LIFECYCLE[ending.outcome])
         return True
 
-    def _settle_stopped_sync(self, run: Run, kind: str, cause: str) -> None:
+    def _settle_stopped_sync(self, run: Run, ending: settle.Ending) -> None:
         rows: Transcript | None = None
         try:
-            rows = self._transcript_of(run, cause)
-            self._settle_stopped_locked(run, rows, kind, cause, None)
+            rows = self._transcript_of(run, ending.cause)
+            self._settle_stopped_locked(run, rows, ending, None)
         finally:
-            if kind == "cancel":
-                self._append_terminal(run, CANCEL, {"message": "Cancelled by user", "session_id": run.session_id}, rows)
-            else:
-                self._append_terminal(run, APPERROR, _interrupted_payload(run, cause, None), rows)
+            self._journal_ending(run, ending, rows)
 
     async def _stop_backend(self, run: Run) -> None:
         """Interrupt the backend and give its turn `cancel_grace_s` to return; then abandon it."""
@@ -395,18 +386,18 @@ class RunManager:
         run.sink.close()
 
     def _settle_stopped_locked(
-        self, run: Run, rows: Transcript, kind: str, cause: str, result: TurnResult | None
+        self, run: Run, rows: Transcript, ending: settle.Ending, result: TurnResult | None
     ) -> None:
         with self.store.lock(run.session_id):
             session = self.store.load(run.session_id)
-            if session.active_stream_id != run.run_id:
+            if session.active_run_id != run.run_id:
                 return
             if result is not None:
                 self._sync_split(run, session, result)
-            if kind == "cancel":
+            if ending.outcome == "cancelled":
                 settle.settle_cancelled(session, run.run_id, rows)
             else:
-                settle.settle_interrupted(session, run.run_id, rows, cause)
+                settle.settle_interrupted(session, run.run_id, rows, ending.cause)
             self.store.save(session)
 
     async def interrupt_bound(self, kernel_id: str, cause: str = "kernel_restart") -> list[str]:
@@ -447,7 +438,7 @@ class RunManager:
         self.recovery.get_session(session_id)
         with self.store.lock(session_id):
             session = self.store.load(session_id)
-            if session.active_stream_id and self.live.is_live(session.active_stream_id):
+            if session.active_run_id and self.live.is_live(session.active_run_id):
                 raise RunActive(f"session {session_id} has a running turn")
             _truncate_turn(session, _last_user_index(session))
             self.store.save(session)
@@ -478,14 +469,14 @@ class RunManager:
     def _delete_sync(self, session_id: str) -> None:
         with self.store.lock(session_id):
             session = self.store.load(session_id)
-            run_id = session.active_stream_id
+            run_id = session.active_run_id
             if run_id and self.live.is_live(run_id):
                 raise RunActive(f"session {session_id} has a running turn; cancel it first")
             self.store.delete(session_id)
             self.journals.delete_session(session_id)
 
     async def read_events(self, run_id: str, after_seq: int, limit: int) -> dict[str, Any]:
-        """A page of a run's journal lines: `{events, next_seq, terminal}` (CONTRACT §6)."""
+        """A page of a run's journal lines: `{events, next_seq, terminal}` (docs/api.md)."""
         status = self.run_status(run_id)
         result = await self.offload(self.journals.read, status["session_id"], run_id, after_seq=after_seq, limit=limit)
         terminal = result.terminal is not None or (status["status"] != "running" and result.next_seq >= status["last_seq"])
@@ -542,17 +533,18 @@ class RunManager:
         """The run's journal folded (streaming) and closed as if it ended now, for the settle."""
         folder = TranscriptFold(run.run_id, run.session_id)
         try:
-            folder.feed(self.journals.iter_rows(run.session_id, run.run_id))
+            folder.feed_chunks(self.journals.iter_row_chunks(run.session_id, run.run_id))
         except FileNotFoundError:
             pass
         return folder.snapshot(Verdict(cause=cause))
 
-    def _append_terminal(self, run: Run, event: str, payload: dict[str, Any], transcript: Transcript | None) -> None:
-        """Journal the terminal row, carrying the words its marker shows (docs/journal.md)."""
-        if transcript is not None:
-            marker = terminal_marker(transcript, event, payload)
-            if marker is not None:
-                payload = {**payload, "marker": marker}
+    def _journal_ending(
+        self, run: Run, ending: settle.Ending, transcript: Transcript | None, result: TurnResult | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """Journal the run's terminal row (worded by the settle module, marker included)."""
+        event, payload = settle.terminal_row(run.session_id, ending, transcript, result)
+        payload.update(extra or {})
         try:
             run.sink.append_terminal(event, payload)
         except (OSError, ValueError):
@@ -580,11 +572,9 @@ class RunManager:
         }
 
 
-def _interrupted_payload(run: Run, cause: str, detail: str | None) -> dict[str, Any]:
-    return {
-        "type": INTERRUPTED_ERROR_TYPE, "cause": cause, "session_id": run.session_id,
-        "message": detail or f"The run was interrupted ({cause}).",
-    }
+_LIFECYCLE: Final[dict[str, str]] = {
+    "completed": "run.finished", "errored": "run.failed", "cancelled": "run.cancelled", "interrupted": "run.interrupted",
+}
 
 
 def _add_usage(session: Session, usage: dict[str, Any]) -> None:

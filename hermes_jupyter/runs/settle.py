@@ -1,23 +1,79 @@
-"""Settle a turn into its session, however it ended. Pure transcript edits plus one save.
+"""Settle a turn into its session, however it ended: the one place that produces every outcome.
 
-Every ending folds the run's journal rows with the same `transcript.Fold`, so
-a completed, failed, cancelled or interrupted turn reads alike; they differ
-only in the row that closes them (none, an error, a cancel or an interrupted
-marker). The caller holds the session lock.
+Completed, errored, cancelled, interrupted (kernel restart, shutdown, the backend
+stopping, a lost worker) and recovered after a crash (server restart) all end
+here (docs/transcript.md). Every ending merges the run's `Transcript` with the
+same `transcript.merge`, so a turn reads alike however it was settled; endings
+differ only in the row that closes them (none, an error, a cancel or an
+interrupted marker) and in the terminal row the engine journals. Callers judge
+(the manager from a `TurnResult`, recovery from the journal's evidence) and hold
+the session lock; these functions edit the session in memory.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from .. import markers
-from ..recovery import clear_pending, pending_user_row
+from ..agents.base import TurnResult
+from ..events import APPERROR, CANCEL, DONE, INTERRUPTED_ERROR_TYPE
+from ..evidence import Evidence, TerminalError, recoverable_terminal_error
+from ..markers import Cause
 from ..store import Session, SessionStore
-from ..transcript import Transcript, append_to_context, merge
+from ..transcript import Transcript, append_to_context, context_projection, merge, terminal_marker
 
 log = logging.getLogger(__name__)
+
+Outcome = Literal["completed", "errored", "cancelled", "interrupted"]
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How a live run ended: the outcome, the interruption cause, the error (what the user reads)."""
+
+    outcome: Outcome
+    cause: Cause = "unknown"
+    error_kind: str = "error"
+    message: str | None = None
+
+
+def ending_of(result: TurnResult) -> Ending:
+    """A backend's typed outcome as an ending: a crashed worker is an interruption by a lost worker."""
+    detail = result.error.message if result.error else None
+    if result.outcome == "crashed":
+        return Ending("interrupted", "lost_worker", message=detail)
+    if result.outcome == "interrupted":
+        return Ending("interrupted", "unknown", message=detail)
+    if result.outcome == "errored":
+        kind = result.error.kind if result.error else "error"
+        return Ending("errored", error_kind=kind, message=detail or "the agent failed")
+    return Ending("completed")
+
+
+# -- the pending turn's rows ----------------------------------------------------------------------
+
+def clear_pending(session: Session) -> None:
+    session.active_run_id = None
+    session.pending_user_message = None
+    session.pending_attachments = []
+    session.pending_started_at = None
+
+
+def pending_user_row(session: Session, **tags: Any) -> dict[str, Any]:
+    """The pending prompt as a user row: its text, the time it was sent, its attachments, and `tags`."""
+    started = valid_ts(session.pending_started_at)
+    row: dict[str, Any] = {
+        "role": "user",
+        "content": session.pending_user_message or "",
+        "timestamp": int(started if started is not None else time.time()),
+        **tags,
+    }
+    if session.pending_attachments:
+        row["attachments"] = list(session.pending_attachments)
+    return row
 
 
 def append_user_turn(session: Session, run_id: str) -> int:
@@ -28,12 +84,28 @@ def append_user_turn(session: Session, run_id: str) -> int:
     return len(session.messages) - 1
 
 
+def append_recovered_user_turn(session: Session) -> int:
+    """Restore the pending prompt as a `_recovered` user row (also into the model's context).
+
+    If the tail already is this prompt, only the context is mirrored.
+    """
+    row = pending_user_row(session, _recovered=True)
+    messages = session.messages
+    tail = messages[-1] if messages else None
+    if not (tail and tail.get("role") == "user" and tail.get("content") == row["content"]):
+        messages.append(row)
+    append_to_context(session, row)
+    return len(messages) - 1
+
+
 def fold_turn(session: Session, run_id: str, transcript: Transcript) -> tuple[int, bool]:
     """User row + the run's output; returns (index of the user row, whether there was output)."""
     turn = append_user_turn(session, run_id)
     output = merge(session, transcript, turn, recovered=False)
     return turn, output
 
+
+# -- live endings ---------------------------------------------------------------------------------
 
 def settle_completed(
     session: Session,
@@ -45,7 +117,7 @@ def settle_completed(
 ) -> None:
     """A finished turn: the journal's display rows, and the backend's own model-facing rows.
 
-    The fold mirrors assistant text into the context; when the backend reports
+    The merge mirrors assistant text into the context; when the backend reports
     its own rows (tool calls and results included) they replace that mirror.
     """
     fold_turn(session, run_id, transcript)
@@ -78,9 +150,10 @@ def settle_error(
     turn, _ = fold_turn(session, run_id, transcript)
     if replaced_context is not None:
         session.context_messages = list(replaced_context)
+    # At the tool limit the run completed (the transcript shows a warning note): the same words, no "Error".
+    content = message if error_type == "tool_limit_reached" else markers.error_content(message)
     session.messages.append({
-        "role": "assistant", "content": f"**Error:** {message}", "timestamp": int(time.time()),
-        "_error": True, "_run_id": run_id,
+        "role": "assistant", "content": content, "timestamp": int(time.time()), "_error": True, "_run_id": run_id,
     })
     clear_pending(session)
     payload: dict[str, Any] = {"message": message, "type": error_type, "session_id": session.session_id}
@@ -108,7 +181,188 @@ def settle_cancelled(session: Session, run_id: str, transcript: Transcript) -> N
 
 
 def settle_interrupted(session: Session, run_id: str, transcript: Transcript, cause: str) -> None:
-    """A live turn stopped by the server (kernel restart, shutdown): partial output plus the marker."""
+    """A live turn stopped by the server (kernel restart, shutdown, lost worker): partial output plus the marker."""
     _, output = fold_turn(session, run_id, transcript)
     session.messages.append(markers.interrupted_marker(cause, recovered_output=output, run_id=run_id))
     clear_pending(session)
+
+
+def terminal_row(
+    session_id: str, ending: Ending, transcript: Transcript | None, result: TurnResult | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The terminal event and payload the engine journals for an ending (cancel and apperror carry
+    `payload.marker`, worded from the run so far: docs/journal.md)."""
+    if ending.outcome == "completed":
+        return DONE, {
+            "session_id": session_id, "usage": result.usage if result else {},
+            "backend_session_id": result.backend_session_id if result else None,
+        }
+    payload: dict[str, Any]
+    if ending.outcome == "cancelled":
+        event, payload = CANCEL, {"message": "Cancelled by user", "session_id": session_id}
+    elif ending.outcome == "interrupted":
+        event, payload = APPERROR, {
+            "type": INTERRUPTED_ERROR_TYPE, "cause": ending.cause, "session_id": session_id,
+            "message": ending.message or f"The run was interrupted ({ending.cause}).",
+        }
+    else:
+        event, payload = APPERROR, {"message": ending.message, "type": ending.error_kind, "session_id": session_id}
+    marker = terminal_marker(transcript, event, payload) if transcript is not None else None
+    if marker is not None:
+        payload["marker"] = marker
+    return event, payload
+
+
+# -- recovered endings (a turn whose worker is gone; recovery judged it) --------------------------
+
+@dataclass(frozen=True)
+class RecoveryVerdict:
+    """What recovery proved about a dead pending turn, and the cause it would name."""
+
+    evidence: Evidence
+    cause: str
+    #: Hermes Agent's own transcript, when the session was empty and the core has one.
+    core: dict[str, Any] | None = None
+
+
+def settle_recovered(session: Session, run_id: str | None, verdict: RecoveryVerdict) -> None:
+    """Settle a dead pending turn from recovery's verdict: completed, synced from the core, or interrupted."""
+    if verdict.core is not None:
+        _settle_from_core(session, run_id, verdict)
+    elif verdict.evidence.completed:
+        turn = current_user_turn(session)
+        if turn is None:
+            turn = append_recovered_user_turn(session)
+        transcript = verdict.evidence.transcript()
+        if run_id and transcript is not None:
+            merge(session, transcript, turn, dedupe=True)
+    else:
+        _settle_recovered_interrupted(session, run_id, verdict)
+    clear_pending(session)
+
+
+def _settle_recovered_interrupted(session: Session, run_id: str | None, verdict: RecoveryVerdict) -> None:
+    evidence = verdict.evidence
+    turn = append_recovered_user_turn(session)
+    output, terminal = recover_output(session, run_id, evidence, turn, dedupe=False, cause=verdict.cause)
+    if terminal:
+        return
+    pending = bool(run_id) and not output and not evidence.sealed_without_output
+    marker = markers.interrupted_marker(verdict.cause, recovered_output=output, pending_retry=pending, run_id=run_id)
+    if pending and run_id:
+        markers.arm_retry(marker, run_id)
+    session.messages.append(marker)
+
+
+def _settle_from_core(session: Session, run_id: str | None, verdict: RecoveryVerdict) -> None:
+    core, evidence = verdict.core or {}, verdict.evidence
+    session.messages = [dict(m) for m in core["messages"] if isinstance(m, dict)]
+    session.tool_calls = [dict(c) for c in core.get("tool_calls") or [] if isinstance(c, dict)]
+    for key in ("input_tokens", "output_tokens", "estimated_cost"):
+        if core.get(key) is not None:
+            setattr(session, key, core[key])
+    if not session.context_messages:
+        session.context_messages = [p for p in map(context_projection, session.messages) if p]
+    terminal_error = recoverable_terminal_error(evidence, session.session_id, run_id) if run_id else None
+    turn = current_user_turn(session)
+    if turn is None:
+        if not (evidence.has_visible_output or terminal_error):
+            return
+        turn = append_recovered_user_turn(session)
+    output, terminal = recover_output(session, run_id, evidence, turn, dedupe=True)
+    if output and not terminal:
+        session.messages.append(markers.interrupted_marker(verdict.cause, recovered_output=True, run_id=run_id))
+
+
+def recover_output(
+    session: Session, run_id: str | None, evidence: Evidence, turn: int, *, dedupe: bool, cause: str = "unknown"
+) -> tuple[bool, bool]:
+    """Append the journal's output of this turn; returns (output recovered, terminal error recovered)."""
+    transcript = evidence.transcript(cause)
+    if not run_id or transcript is None:
+        return False, False
+    output = merge(session, transcript, turn, dedupe=dedupe)
+    terminal_error = recoverable_terminal_error(evidence, session.session_id, run_id)
+    if terminal_error is None:
+        return output, False
+    materialize_terminal_error(session, terminal_error, turn)
+    return output, True
+
+
+def promote_pending_marker(session: Session, idx: int, run_id: str, evidence: Evidence) -> bool:
+    """A pending-retry marker whose journal now shows output: that output goes above it, and the marker
+    says it was recovered (or goes away when the journal held the turn's own error). False: nothing yet."""
+    turn = next((i for i in range(idx - 1, -1, -1) if session.messages[i].get("role") == "user"), 0)
+    output, terminal = recover_output(session, run_id, evidence, turn, dedupe=True)
+    if not (output or terminal):
+        return False
+    marker = session.messages[idx]
+    idx = move_recovered_rows_above(session, idx)
+    if terminal:
+        remove_message(session, idx)
+    else:
+        markers.settle_marker(marker, "recovered")
+    return True
+
+
+def current_user_turn(session: Session) -> int | None:
+    """Index of the latest user row if it holds the pending prompt."""
+    text = session.pending_user_message
+    messages = session.messages
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    if users and messages[users[-1]].get("content") == text:
+        return users[-1]
+    return None
+
+
+def materialize_terminal_error(session: Session, error: TerminalError, turn: int) -> None:
+    """Put the journaled terminal error into the transcript once (idempotent by event id)."""
+    if any(m.get("_recovered_event_id") == error.event_id for m in session.messages):
+        return
+    tags = {
+        "_recovered_from_run_journal": True,
+        "_recovered_stream_id": error.stream_id,
+        "_recovered_event_id": error.event_id,
+    }
+    for row in session.messages[turn:]:
+        if row.get("_error") and row.get("content") == error.message.get("content") and "type" not in row:
+            row.update(tags)  # adopt the same error already in this turn
+            return
+    session.messages.append({**error.message, **tags})
+
+
+def move_recovered_rows_above(session: Session, marker_idx: int) -> int:
+    """Move journal rows appended after a marker to just above it; returns the marker's new index.
+
+    Tool cards follow their rows through an old → new index map.
+    """
+    messages = session.messages
+    tail = list(range(marker_idx + 1, len(messages)))
+    moved = [i for i in tail if messages[i].get("_recovered_from_run_journal")]
+    stay = [i for i in tail if i not in set(moved)]
+    order = list(range(marker_idx)) + moved + [marker_idx] + stay
+    _reorder(session, order)
+    return marker_idx + len(moved)
+
+
+def remove_message(session: Session, idx: int) -> None:
+    order = [i for i in range(len(session.messages)) if i != idx]
+    _reorder(session, order)
+
+
+def _reorder(session: Session, order: list[int]) -> None:
+    new_index = {old: new for new, old in enumerate(order)}
+    session.messages = [session.messages[i] for i in order]
+    for card in session.tool_calls:
+        anchor = card.get("assistant_msg_idx")
+        if isinstance(anchor, int) and anchor in new_index:
+            card["assistant_msg_idx"] = new_index[anchor]
+
+
+def valid_ts(value: Any) -> float | None:
+    """A positive timestamp, or None for anything else."""
+    try:
+        ts = float(value)
+    except (TypeError, ValueError):
+        return None
+    return ts if ts > 0 else None

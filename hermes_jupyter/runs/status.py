@@ -5,16 +5,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..events import RUN_STATUS_OF_STATE
 from ..ids import validate_id
 from ..journal import Journals
 
-_STATUS = {
-    "completed": "completed",
-    "tool_limit_reached": "completed",
-    "interrupted-by-user": "cancelled",
-    "interrupted-by-crash": "interrupted",
-    "errored": "errored",
-}
 _REMEMBER = 10_000
 
 
@@ -56,7 +50,7 @@ class RunStatusIndex:
         sid = self.session_of(run_id)
         summary = self.journals.summary(sid, run_id)
         if summary.terminal is not None:
-            status = _STATUS.get(str(summary.terminal.terminal_state), "errored")
+            status = RUN_STATUS_OF_STATE.get(str(summary.terminal.terminal_state), "errored")
         else:
             status = "interrupted"  # not live and never terminated: its worker is gone
         return {"run_id": run_id, "session_id": sid, "status": status, "last_seq": summary.last_seq}

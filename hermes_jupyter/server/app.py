@@ -22,8 +22,7 @@ from traitlets import Enum, Float, Int, List, Unicode, default
 
 from ..agents.approvals import ApprovalBroker
 from ..agents.base import AgentBackend
-from ..agents.demo import DemoAgent
-from ..agents.openai import OpenAIAgent
+from ..agents.registry import BACKENDS, BackendContext, configurable_classes
 from ..journal import DURABILITY_POLICIES, Journals
 from ..liveness import LiveRuns
 from ..paths import core_transcript_dir, default_state_dir
@@ -36,19 +35,10 @@ from .services import HermesServices
 from .stream import RunStreamHandler
 from .telemetry import Telemetry
 
-BACKENDS = ("demo", "openai", "hermes")
-
-
-def _agent_classes() -> list[type[Any]]:
-    from ..agents.hermes.backend import HermesAgent
-
-    return [DemoAgent, OpenAIAgent, HermesAgent]
-
-
 def _configurable_classes() -> list[type[Any]]:
     from ..agents.tools import NotebookTools
 
-    return [*_agent_classes(), NotebookTools]
+    return [*configurable_classes(), NotebookTools]
 
 
 class HermesJupyter(ExtensionApp):
@@ -130,22 +120,10 @@ class HermesJupyter(ExtensionApp):
         from .notebook_access import make_tools_factory
 
         names = set(self.allowed_backends) | {self.backend}
-        classes = dict(zip(BACKENDS, _agent_classes()))
-        backends: dict[str, AgentBackend] = {}
-        for name in BACKENDS:
-            if name not in names:
-                continue
-            if name == "openai":
-                backends[name] = OpenAIAgent(parent=self, tools_factory=make_tools_factory(self.serverapp, approvals, parent=self))
-            else:
-                backends[name] = classes[name](parent=self)
-        demo = backends.get("demo")
-        if isinstance(demo, DemoAgent):
-            demo.approvals = approvals
-        hermes = backends.get("hermes")
-        if hermes is not None:
-            hermes.approval_handler = approvals.ask  # type: ignore[attr-defined]
-        return backends
+        ctx = BackendContext(
+            parent=self, approvals=approvals, tools_factory=make_tools_factory(self.serverapp, approvals, parent=self)
+        )
+        return {name: factory(ctx) for name, factory in BACKENDS.items() if name in names}
 
     def initialize_handlers(self) -> None:
         prefix = "hermes/api/"

@@ -1,4 +1,4 @@
-"""REST handlers for CONTRACT §6. Thin: parse and validate, call one engine method, answer JSON.
+"""REST handlers of the HTTP API (docs/api.md). Thin: parse and validate, call one engine method, answer JSON.
 
 Every verb is `@web.authenticated` + `@authorized` on a `hermes:*` resource.
 Domain exceptions are mapped to HTTP status codes in one place (`api_errors`).
@@ -110,7 +110,7 @@ class SessionRootHandler(HermesHandler):
         path = self.get_query_argument("notebook_path", None)
         if path is not None:
             rows = [r for r in rows if r.get("notebook_path") == path]
-        self.answer(rows)  # a JSON list, newest first, as CONTRACT §6 and jupyter_server's own /api/sessions
+        self.answer(rows)  # a JSON list, newest first (docs/api.md), like jupyter_server's own /api/sessions
 
     @web.authenticated
     @authorized

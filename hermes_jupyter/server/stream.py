@@ -88,7 +88,11 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         """The last message: the settled transcript and bundle, the server's verdict (docs/api.md)."""
         assert self.observer is not None
         manager = self.hermes.manager
-        message = await manager.offload(manager.settled_message, self.observer.run_id)
+        try:
+            message = await manager.offload(manager.settled_message, self.observer.run_id)
+        except Exception:  # the journal vanished (session deleted): the socket still closes cleanly
+            self.log.exception("no settled message for run %s", self.observer.run_id)
+            return
         await self.write_message(msgspec.json.encode(message).decode())
 
     def on_message(self, message: str | bytes) -> None:

@@ -77,24 +77,40 @@ class TranscriptFold:
 
     # -- feeding ------------------------------------------------------------------------------
     def feed(self, rows: Iterable[JournalRow]) -> None:
-        """Fold rows in order; a row at or below the last seq is a repeat (a resumed stream) and skipped."""
+        """Fold rows in order; a row at or below the last seq is a repeat (a resumed stream) and skipped.
+
+        The loop keeps its state in locals: it runs once per journal row.
+        """
         parts = self._parts
+        append = parts.append
+        token, join_every = events.TOKEN, _JOIN_EVERY
         last = self.last_seq
+        ended = self.terminal is not None
+        need_ts = self._first_ts is None
         for row in rows:
             seq = row.seq
             if seq <= last:
                 continue
-            last = self.last_seq = seq
-            if row.event == events.TOKEN and self.terminal is None:  # the hot path: plain text deltas
+            last = seq
+            if row.event == token and not ended:  # the hot path: plain text deltas
                 text = row.payload.get("text")
                 if text.__class__ is str and text:
-                    parts.append(text)
-                    if self._first_ts is None:
-                        self._first_ts = row.created_at
-                    if len(parts) > _JOIN_EVERY:
+                    append(text)
+                    if need_ts:
+                        self._first_ts, need_ts = row.created_at, False
+                    if len(parts) > join_every:
                         parts[:] = ["".join(parts)]
                 continue
+            self.last_seq = last
             self._other(row)
+            ended = self.terminal is not None
+            need_ts = self._first_ts is None
+        self.last_seq = last
+
+    def feed_chunks(self, chunks: Iterable[list[JournalRow]]) -> None:
+        """Fold a journal read chunk by chunk (`journal.iter_row_chunks`)."""
+        for chunk in chunks:
+            self.feed(chunk)
 
     def feed_row(self, row: JournalRow) -> None:
         self.feed((row,))

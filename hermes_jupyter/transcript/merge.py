@@ -1,6 +1,6 @@
 """Apply a run's `Transcript` to a stored `Session`: message rows, tool cards, context.
 
-The session keeps the shape its readers know (CONTRACT §3 message rows and
+The session keeps the shape its readers know (docs/transcript.md: message rows and
 `tool_calls` cards, docs/transcript.md). Merging is where de-duplication lives:
 a settle after recovery, or recovery after a partial settle, must not show a
 segment or a card twice. With `dedupe`, a segment already in this turn (or
