@@ -49,5 +49,5 @@ test('an answered approval and its done tool are two cards with their own states
   const approval = html(<ApprovalCard row={{ kind: 'approval', id: 'r:approval:a', approval_id: 'a',
     description: 'Delete', command: 'rm x', choices: ['allow_once', 'deny'], status: 'resolved',
     choice: 'allow_once', reason: 'answered' }} />);
-  assert.match(approval, /data-state="resolved"[^]*allowed once[^]*data-choice="allow_once"/);
+  assert.match(approval, /data-state="resolved"[^]*answered: Allow once[^]*data-choice="allow_once"/);
 });

@@ -14,12 +14,9 @@ const CHOICE_LABELS: { [choice: string]: string } = {
   deny: 'Deny'
 };
 
-const ANSWERED: { [choice: string]: string } = {
-  allow_once: 'allowed once',
-  allow_session: 'allowed for this session',
-  allow_always: 'always allowed',
-  deny: 'denied'
-};
+function label(choice: string | null): string {
+  return CHOICE_LABELS[choice ?? 'deny'] ?? choice ?? '';
+}
 
 export const ApprovalCard = React.memo(function ApprovalCard(props: { row: IApprovalRow }): JSX.Element {
   const { row } = props;
@@ -37,7 +34,7 @@ export const ApprovalCard = React.memo(function ApprovalCard(props: { row: IAppr
         <span className="jp-HermesToolCard-name">approval</span>
         {row.description && <span className="jp-HermesToolCard-args">{row.description}</span>}
         <span className="jp-HermesToolCard-state">
-          {pending ? 'waiting for your answer' : ANSWERED[row.choice ?? 'deny'] ?? row.choice}
+          {pending ? 'waiting for your answer' : `answered: ${label(row.choice)}`}
         </span>
       </summary>
       {row.command && <pre className="jp-HermesToolCard-detail">{row.command}</pre>}
@@ -50,7 +47,7 @@ function Answered(props: { row: IApprovalRow }): JSX.Element {
   const { row } = props;
   return (
     <div className="jp-HermesApproval" data-testid="hermes-approval" data-choice={row.choice ?? ''}>
-      {CHOICE_LABELS[row.choice ?? 'deny'] ?? row.choice}
+      {label(row.choice)}
       {row.reason && row.reason !== 'answered' ? ` (${row.reason})` : ''}
     </div>
   );
@@ -87,7 +84,7 @@ function Answers(props: { row: IApprovalRow }): JSX.Element | null {
             void click(choice);
           }}
         >
-          {CHOICE_LABELS[choice] ?? choice}
+          {label(choice)}
         </button>
       ))}
       {error && <span className="jp-HermesError">{error}</span>}
