@@ -23,6 +23,11 @@ export type FollowState = 'idle' | 'loading' | 'live' | 'reconnecting' | 'ended'
 export interface IRunFollowerOptions {
   client: HermesClient;
   runId: string;
+  /**
+   * Attach to the live stream (default true). A saved output of a finished run
+   * reads its journal and asks `GET runs/{id}` once for the verdict instead.
+   */
+  live?: boolean;
 }
 
 export class RunFollower implements IDisposable {
@@ -34,6 +39,7 @@ export class RunFollower implements IDisposable {
   constructor(options: IRunFollowerOptions) {
     this._client = options.client;
     this.runId = options.runId;
+    this._live = options.live ?? true;
     this.transcript = new LiveTranscript(options.runId);
   }
 
@@ -83,9 +89,10 @@ export class RunFollower implements IDisposable {
     this._setState('loading');
     try {
       this._applyAll(await this._readFirst());
-      if (!this._disposed) {
-        this._attach();
+      if (this._disposed) {
+        return;
       }
+      this._live ? this._attach() : await this._end();
     } catch (error) {
       this._fail(error);
     }
@@ -190,6 +197,7 @@ export class RunFollower implements IDisposable {
   }
 
   private _client: HermesClient;
+  private _live: boolean;
   private _sessionId: string | null = null;
   private _stream: RunStream | null = null;
   private _state: FollowState = 'idle';

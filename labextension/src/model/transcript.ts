@@ -9,7 +9,7 @@
  * are always last. Rows already folded (`seq <= lastSeq`) are ignored, so
  * replays and reconnects cannot duplicate text. A changed row is a new object.
  */
-import { EVENTS, IJournalRow, IRunInfo, ISettledMessage, RunStatus } from '../api/contract';
+import { EVENTS, IJournalRow, IRunInfo, ISettledMessage, RunStatus, isFinalStatus } from '../api/contract';
 import { IApprovalRow, IClarifyRow, IToolRow, TranscriptRow } from '../api/rows';
 import * as make from './fold-rows';
 
@@ -88,8 +88,10 @@ export class LiveTranscript {
 
   /** A verdict without a settled message (`GET runs/{id}`): its status, and its marker if any. */
   verdict(info: IRunInfo): void {
-    this._verdict = info;
-    this._changed();
+    if (isFinalStatus(info.status)) {
+      this._verdict = info;
+      this._changed();
+    }
   }
 
   private _fold(row: IJournalRow): void {

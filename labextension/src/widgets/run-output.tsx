@@ -39,7 +39,8 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
     if (!payload) {
       this._setFollower(null);
     } else if (this._follower?.runId !== payload.run_id) {
-      const follower = new RunFollower({ client: this._options.client, runId: payload.run_id });
+      const live = !isFinalStatus(payload.status);
+      const follower = new RunFollower({ client: this._options.client, runId: payload.run_id, live });
       this._setFollower(follower);
       follower.changed.connect(this._onFollowerChanged, this);
       void follower.start();
