@@ -98,3 +98,8 @@ def test_approved_tool_card_is_done_in_the_live_cell_and_the_saved_notebook(lab:
     assert output["data"][RUN_MIME]["status"] == "completed"
     assert dict(output["data"]) == lab.server.get(f"runs/{run_id}/bundle").json()
     assert "application/vnd.jupyter.widget-view+json" not in output["data"]
+
+    # Reopened, the saved (finished) output is read from the journal again: the same two cards.
+    lab.open_notebook(name)
+    lab.wait_run_output_status("completed")
+    assert_answered(lab, RUN_OUTPUT)
