@@ -61,3 +61,34 @@ test('a settled approval card keeps how it was answered', () => {
   const card = rows.find(r => r.kind === 'approval') as any;
   assert.deepEqual([card.status, card.choice, card.approval_id], ['resolved', 'allow_once', 'a1']);
 });
+
+test("a run seen to settle shows the server's rows in place of its stored reply and cards", () => {
+  const stored = {
+    session_id: 's',
+    messages: [
+      { role: 'user', content: 'plan it', _run_id: 'r1' },
+      { role: 'assistant', content: 'Done.', _run_id: 'r1' },
+      { role: 'user', content: 'again' },
+      { role: 'assistant', content: 'Older reply.' }
+    ],
+    tool_calls: [{ name: 'ls', tid: 't1', assistant_msg_idx: 1, _run_id: 'r1' }]
+  } as any;
+  const verdict = [
+    { kind: 'plan' as const, id: 'r1:plan', items: [{ text: 'a', status: 'completed' as const }] },
+    { kind: 'assistant' as const, id: 'r1:a:0', text: 'Done.' },
+    { kind: 'usage' as const, id: 'r1:usage', input_tokens: 1, output_tokens: 2, cached_tokens: null,
+      cost_usd: null, duration_s: null, model: null }
+  ];
+  const rows = sessionRows(stored, new Map([['r1', verdict]]));
+  assert.deepEqual(rows.map(r => r.id), ['s:s:0', 'r1:plan', 'r1:a:0', 'r1:usage', 's:s:2', 's:s:3']);
+  assert.deepEqual(sessionRows(stored).map(r => r.kind), ['user', 'assistant', 'tool', 'user', 'assistant']);
+});
+
+test('replies of a kept run carry the partial tag the server stored', () => {
+  const stored = {
+    session_id: 's',
+    messages: [{ role: 'assistant', content: '1 2', _run_id: 'r2', _partial: true }]
+  } as any;
+  const rows = sessionRows(stored, new Map([['r2', [{ kind: 'assistant' as const, id: 'r2:a:0', text: '1 2' }]]]));
+  assert.deepEqual(rows, [{ kind: 'assistant', id: 'r2:a:0', text: '1 2', partial: true, recovered: false }]);
+});

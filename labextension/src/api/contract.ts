@@ -117,6 +117,8 @@ export interface IMessageRow {
   interruption_cause?: string;
   _recovered_from_run_journal?: boolean;
   _recovered_stream_id?: string;
+  /** The run a live settle took this row from. */
+  _run_id?: string;
   _pending_journal_recovery?: boolean;
 }
 

@@ -9,10 +9,13 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesApiError, HermesClient } from '../api/client';
 import { ISession } from '../api/contract';
-import { DisplayRow, IUserRow, contentText } from '../api/rows';
+import { DisplayRow, IUserRow, TranscriptRow, contentText } from '../api/rows';
 import type { ICardActions } from '../components/cards/card-actions';
 import { RunFollower } from './run-follower';
 import { recoveredAfterRestart, sessionRows } from './session-rows';
+
+/** Settled runs whose server rows the open session keeps showing (the newest ones). */
+const KEPT_VERDICTS = 50;
 
 export type ChatStatus = 'empty' | 'loading' | 'idle' | 'streaming' | 'reconnecting';
 
@@ -114,6 +117,7 @@ export class ChatModel implements IDisposable {
     this._sessionId = sessionId;
     this._session = null;
     this._settled = [];
+    this._verdicts.clear();
     this._pending = null;
     this._error = null;
     this._emit();
@@ -137,7 +141,7 @@ export class ChatModel implements IDisposable {
         return;
       }
       this._session = session;
-      this._settled = sessionRows(session);
+      this._settled = sessionRows(session, this._verdicts);
       const active = session.active_stream_id;
       if (active && this._follower?.runId !== active) {
         this._follow(active, session.pending_user_message ?? null);
@@ -257,6 +261,7 @@ export class ChatModel implements IDisposable {
         this._error = follower.error;
       }
       this._onActivity();
+      this._keepVerdict(follower);
       void this._settle(follower);
     }
     this._emit();
@@ -272,6 +277,18 @@ export class ChatModel implements IDisposable {
     if (this._follower === follower && this._session?.active_stream_id !== follower.runId) {
       this._setFollower(null);
       this._emit();
+    }
+  }
+
+  /** The server's rows of a run seen to end here: shown for that turn in place of its stored rows. */
+  private _keepVerdict(follower: RunFollower): void {
+    const settled = follower.transcript.settled;
+    if (settled) {
+      this._verdicts.delete(follower.runId);
+      this._verdicts.set(follower.runId, settled.transcript.rows);
+      if (this._verdicts.size > KEPT_VERDICTS) {
+        this._verdicts.delete(this._verdicts.keys().next().value as string);
+      }
     }
   }
 
@@ -315,6 +332,7 @@ export class ChatModel implements IDisposable {
   private _error: string | null = null;
   private _generation = 0;
   private _bannerDismissed = new Set<string>();
+  private _verdicts = new Map<string, readonly TranscriptRow[]>();
   private _disposed = false;
   private _changed = new Signal<this, void>(this);
 }

@@ -8,11 +8,25 @@
 import { IMessageRow, ISession, IToolCallRow } from '../api/contract';
 import { DisplayRow, MarkerVariant, TranscriptRow, contentText } from '../api/rows';
 
-export function sessionRows(session: ISession): DisplayRow[] {
+/** The run a stored reply or card came from, if the server tagged it. */
+function runOf(tags: { _run_id?: string; _recovered_stream_id?: string }): string | undefined {
+  return tags._run_id ?? tags._recovered_stream_id;
+}
+
+/**
+ * `verdicts` holds the server's settled rows of runs this view saw end: a run's
+ * stored replies and cards are shown as those rows instead (with its plan,
+ * usage and notes, which a session does not store), once, where its first reply was.
+ */
+export function sessionRows(
+  session: ISession,
+  verdicts: ReadonlyMap<string, readonly TranscriptRow[]> = new Map()
+): DisplayRow[] {
   const messages = session.messages ?? [];
   const cardsByIndex = new Map<number, IToolCallRow[]>();
   const orphanCards: IToolCallRow[] = [];
-  for (const card of session.tool_calls ?? []) {
+  const cards = (session.tool_calls ?? []).filter(card => !verdicts.has(runOf(card) ?? ''));
+  for (const card of cards) {
     const idx = card.assistant_msg_idx;
     if (typeof idx === 'number' && idx >= 0 && idx < messages.length) {
       cardsByIndex.set(idx, [...(cardsByIndex.get(idx) ?? []), card]);
@@ -22,12 +36,32 @@ export function sessionRows(session: ISession): DisplayRow[] {
   }
   const rows: DisplayRow[] = [];
   const prefix = `s:${session.session_id}`;
+  const shown = new Set<string>();
   messages.forEach((message, index) => {
-    rows.push(...messageRows(message, `${prefix}:${index}`));
+    const run = message.role === 'assistant' ? runOf(message) : undefined;
+    const verdict = run ? verdicts.get(run) : undefined;
+    if (run && verdict) {
+      if (!shown.has(run)) {
+        shown.add(run);
+        rows.push(...taggedAsStored(verdict, messages.filter(m => m.role === 'assistant' && runOf(m) === run)));
+      }
+    } else {
+      rows.push(...messageRows(message, `${prefix}:${index}`));
+    }
     (cardsByIndex.get(index) ?? []).forEach((card, n) => rows.push(cardRow(card, `${prefix}:${index}:c${n}`)));
   });
   orphanCards.forEach((card, n) => rows.push(cardRow(card, `${prefix}:c${n}`)));
   return rows;
+}
+
+/** The server's rows of a run, its replies tagged as the stored ones are (partial, recovered). */
+function taggedAsStored(verdict: readonly TranscriptRow[], stored: IMessageRow[]): DisplayRow[] {
+  const partial = stored.some(m => m._partial === true);
+  const recovered = stored.some(m => m._recovered_from_run_journal === true);
+  if (!partial && !recovered) {
+    return [...verdict];
+  }
+  return verdict.map(row => (row.kind === 'assistant' ? { ...row, partial, recovered } : row));
 }
 
 /** True if a turn in these rows was recovered after a server restart (the sidebar's banner). */
