@@ -6,7 +6,7 @@
   with `git archive` into a temp dir and run in a subprocess in the same run, give the ratios;
 - session listing with 10k sessions (warm index and cold start).
 
-Usage: python benchmarks/bench_core.py [--quick] [--recovery] [--base REV | --no-base]
+Usage: python benchmarks/bench_core.py [--quick] [--recovery] [--base REV | --no-base] [--rounds N]
        python benchmarks/bench_core.py --recovery-only [--quick]   (what the base subprocess runs)
 """
 
@@ -239,7 +239,8 @@ def main() -> None:
             recovery: dict[str, object] = bench_recovery(root, quick)
         else:
             rev = sys.argv[sys.argv.index("--base") + 1] if "--base" in sys.argv else _merge_base()
-            recovery = compare_recovery(root, quick, rev)
+            rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 3
+            recovery = compare_recovery(root, quick, rev, rounds)
         if "--recovery" in sys.argv:
             result: dict[str, object] = {"recovery": recovery}
         else:

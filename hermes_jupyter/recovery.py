@@ -206,6 +206,7 @@ class Recovery:
             evidence = read_evidence(self.journals, session.session_id, stream) if stream else Evidence()
             core = None if session.messages else _core_messages(core_path or self.core_transcript_path(session))
             settle.settle_recovered(session, stream, settle.RecoveryVerdict(evidence, cause, core))
+            del evidence, core  # the fold's rows are merged: free them before the save serializes the session
         self.store.save(session, touch=False)
         return True
 

@@ -31,6 +31,7 @@ from ..recovery import Recovery
 from ..store import Session, SessionStore
 from ..transcript import Transcript, TranscriptFold, Verdict, api_messages
 from . import settle
+from .settle import NothingToRetry as NothingToRetry  # raised by retry/undo; handlers map it to 409
 from .binding import sync_session_split
 from .fanout import Observer, RunChannel, RunObservers
 from .sink import RunSink
@@ -50,10 +51,6 @@ class RunActive(RuntimeError):
 
 class Draining(RuntimeError):
     """The server is shutting down and takes no new runs."""
-
-
-class NothingToRetry(RuntimeError):
-    """Retry or undo on a session without a user turn."""
 
 
 @dataclass
@@ -268,7 +265,7 @@ class RunManager:
                 return  # repaired or superseded meanwhile: the journal keeps this run's output
             self._sync_split(run, session, result)
             settle.settle_completed(session, run.run_id, rows, context=result.context, replace_context=result.replace_context)
-            _add_usage(session, result.usage)
+            settle.add_usage(session, result.usage)
             self.store.save(session)
 
     def _settle_failed(self, run: Run, rows: Transcript, result: TurnResult, ending: settle.Ending) -> dict[str, Any]:
@@ -422,9 +419,9 @@ class RunManager:
     async def retry(self, session_id: str) -> Run:
         """Rerun the last user turn, dropping its previous answer or interrupted marker."""
         def prepare(session: Session) -> tuple[str, list[dict[str, Any]]]:
-            idx = _last_user_index(session)
+            idx = settle.last_user_index(session)
             user = session.messages[idx]
-            _truncate_turn(session, idx)
+            settle.truncate_turn(session, idx)
             return str(user.get("content") or ""), list(user.get("attachments") or [])
 
         return await self.start_run(session_id, None, prepare=prepare)
@@ -440,7 +437,7 @@ class RunManager:
             session = self.store.load(session_id)
             if session.active_run_id and self.live.is_live(session.active_run_id):
                 raise RunActive(f"session {session_id} has a running turn")
-            _truncate_turn(session, _last_user_index(session))
+            settle.truncate_turn(session, settle.last_user_index(session))
             self.store.save(session)
             return session
 
@@ -575,32 +572,3 @@ class RunManager:
 _LIFECYCLE: Final[dict[str, str]] = {
     "completed": "run.finished", "errored": "run.failed", "cancelled": "run.cancelled", "interrupted": "run.interrupted",
 }
-
-
-def _add_usage(session: Session, usage: dict[str, Any]) -> None:
-    for ours, theirs in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
-        value = usage.get(ours, usage.get(theirs))
-        if isinstance(value, int):
-            setattr(session, ours, (getattr(session, ours) or 0) + value)
-
-
-def _last_user_index(session: Session) -> int:
-    for idx in range(len(session.messages) - 1, -1, -1):
-        row = session.messages[idx]
-        if row.get("role") == "user" and not row.get("_error"):
-            return idx
-    raise NothingToRetry(f"session {session.session_id} has no user turn")
-
-
-def _truncate_turn(session: Session, idx: int) -> None:
-    """Drop the user row at `idx` and everything after it, with its tool cards and context rows."""
-    user = session.messages[idx]
-    session.messages = session.messages[:idx]
-    session.tool_calls = [
-        c for c in session.tool_calls if not isinstance(c.get("assistant_msg_idx"), int) or c["assistant_msg_idx"] < idx
-    ]
-    ctx = session.context_messages
-    for cidx in range(len(ctx) - 1, -1, -1):
-        if ctx[cidx].get("role") == "user" and ctx[cidx].get("content") == user.get("content"):
-            session.context_messages = ctx[:cidx]
-            break

@@ -30,6 +30,10 @@ log = logging.getLogger(__name__)
 Outcome = Literal["completed", "errored", "cancelled", "interrupted"]
 
 
+class NothingToRetry(RuntimeError):
+    """Retry or undo on a session without a user turn."""
+
+
 @dataclass(frozen=True, slots=True)
 class Ending:
     """How a live run ended: the outcome, the interruption cause, the error (what the user reads)."""
@@ -357,6 +361,37 @@ def _reorder(session: Session, order: list[int]) -> None:
         anchor = card.get("assistant_msg_idx")
         if isinstance(anchor, int) and anchor in new_index:
             card["assistant_msg_idx"] = new_index[anchor]
+
+
+# -- usage, retry and undo ----------------------------------------------------------------------
+
+def add_usage(session: Session, usage: dict[str, Any]) -> None:
+    for ours, theirs in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
+        value = usage.get(ours, usage.get(theirs))
+        if isinstance(value, int):
+            setattr(session, ours, (getattr(session, ours) or 0) + value)
+
+
+def last_user_index(session: Session) -> int:
+    for idx in range(len(session.messages) - 1, -1, -1):
+        row = session.messages[idx]
+        if row.get("role") == "user" and not row.get("_error"):
+            return idx
+    raise NothingToRetry(f"session {session.session_id} has no user turn")
+
+
+def truncate_turn(session: Session, idx: int) -> None:
+    """Drop the user row at `idx` and everything after it, with its tool cards and context rows."""
+    user = session.messages[idx]
+    session.messages = session.messages[:idx]
+    session.tool_calls = [
+        c for c in session.tool_calls if not isinstance(c.get("assistant_msg_idx"), int) or c["assistant_msg_idx"] < idx
+    ]
+    ctx = session.context_messages
+    for cidx in range(len(ctx) - 1, -1, -1):
+        if ctx[cidx].get("role") == "user" and ctx[cidx].get("content") == user.get("content"):
+            session.context_messages = ctx[:cidx]
+            break
 
 
 def valid_ts(value: Any) -> float | None:
