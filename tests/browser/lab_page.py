@@ -256,7 +256,7 @@ class LabPage:
         return texts[-1] if texts else ""
 
     def markers(self) -> list[MarkerView]:
-        """The sidebar's markers (interrupted, cancel, error, info), in order."""
+        """The sidebar's markers (interrupted, cancelled, error), in order."""
         return _marker_views(self.page.locator(MARKER))
 
     def wait_marker(self, kind: str, timeout_s: float = 30) -> MarkerView:

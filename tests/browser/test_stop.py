@@ -16,7 +16,7 @@ def test_stop_keeps_the_partial_reply_and_frees_the_composer(lab: LabPage) -> No
     before_stop = lab.wait_streaming(tokens=20)
     lab.click_stop()
 
-    marker = lab.wait_marker("cancel")
+    marker = lab.wait_marker("cancelled")
     lab.wait_idle()
     lab.screenshot("stop")
 
@@ -26,7 +26,7 @@ def test_stop_keeps_the_partial_reply_and_frees_the_composer(lab: LabPage) -> No
     assert len(partial.split()) < 100000
     assert lab.assistant_rows().last.get_attribute("data-partial") == "true"
     assert "cancel" in marker.text.lower(), marker
-    assert [m.kind for m in lab.markers()] == ["cancel"]
+    assert [m.kind for m in lab.markers()] == ["cancelled"]
     stored = lab.server.get(f"sessions/{session_id}").json()["messages"]
     assert [m["role"] for m in stored] == ["user", "assistant", "assistant"], stored
     assert stored[1]["content"].strip() == partial
@@ -37,4 +37,4 @@ def test_stop_keeps_the_partial_reply_and_frees_the_composer(lab: LabPage) -> No
     lab.send("count to 3")
     lab.wait_idle()
     assert lab.last_message_text() == counting(3)
-    assert [m.kind for m in lab.markers()] == ["cancel"]
+    assert [m.kind for m in lab.markers()] == ["cancelled"]

@@ -1,7 +1,15 @@
 /**
  * Journal row builders shared by the specs.
  */
-import { IJournalRow } from '../api/contract';
+import { EventName, IJournalRow, TerminalState } from '../api/contract';
+
+/** What the journal writer records for a terminal row (tests name the tool limit in payload.type). */
+function terminalState(event: string, payload: { [key: string]: unknown }): TerminalState {
+  if (payload.type === 'tool_limit_reached') {
+    return 'tool_limit_reached';
+  }
+  return event === 'done' ? 'completed' : event === 'cancel' ? 'interrupted-by-user' : 'errored';
+}
 
 export function journal(
   runId: string,
@@ -17,11 +25,11 @@ export function journal(
       seq,
       run_id: runId,
       session_id: sessionId,
-      event,
+      event: event as EventName,
       type: event,
       created_at: 1700000000 + seq,
       terminal,
-      terminal_state: terminal ? 'completed' : null,
+      terminal_state: terminal ? terminalState(event, payload) : null,
       payload
     };
   });

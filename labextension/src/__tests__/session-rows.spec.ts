@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { ISession } from '../api/contract';
-import { wasRecoveredAfterRestart } from '../model/markers';
-import { sessionRows } from '../model/session-rows';
+import { recoveredAfterRestart, sessionRows } from '../model/session-rows';
 import { sortSessions } from '../model/sessions';
 
 const session: ISession = {
@@ -19,7 +18,7 @@ const session: ISession = {
       type: 'interrupted',
       interruption_cause: 'server_restart'
     },
-    { role: 'assistant', content: '**Task cancelled:** Task cancelled.', _error: true }
+    { role: 'assistant', content: '**Task cancelled.**', _error: true, type: 'cancelled' }
   ],
   tool_calls: [{ tid: 'journal-4', name: 'terminal', assistant_msg_idx: 1, done: true, preview: 'foo' }]
 };
@@ -28,15 +27,15 @@ test('session messages map to rows with tool cards after their anchor', () => {
   const rows = sessionRows(session);
   assert.deepEqual(
     rows.map(r => (r.kind === 'marker' ? `marker:${r.variant}` : r.kind)),
-    ['user', 'assistant', 'tool', 'assistant', 'marker:interrupted', 'marker:cancel']
+    ['user', 'reasoning', 'assistant', 'tool', 'assistant', 'marker:interrupted', 'marker:cancelled']
   );
   assert.equal((rows[0] as any).recovered, true);
-  assert.equal((rows[4] as any).cause, 'server_restart');
+  assert.equal((rows[5] as any).cause, 'server_restart');
 });
 
 test('a server restart recovery is detected for the banner', () => {
-  assert.equal(wasRecoveredAfterRestart(session.messages), true);
-  assert.equal(wasRecoveredAfterRestart([{ role: 'user', content: 'hi' }]), false);
+  assert.equal(recoveredAfterRestart(sessionRows(session)), true);
+  assert.equal(recoveredAfterRestart(sessionRows({ session_id: 'x', messages: [{ role: 'user', content: 'hi' }] })), false);
 });
 
 test('sessions sort newest first', () => {
@@ -59,7 +58,37 @@ test('a settled approval card keeps how it was answered', () => {
       { name: 'approval', tid: 'a1', done: true, is_error: false, choice: 'allow_once', reason: 'answered', assistant_msg_idx: 1, _run_id: 'r1' }
     ]
   } as any);
-  const card = rows.find(r => r.kind === 'tool') as any;
-  assert.equal(card.approval.choice, 'allow_once');
-  assert.equal(card.approval.runId, 'r1');
+  const card = rows.find(r => r.kind === 'approval') as any;
+  assert.deepEqual([card.status, card.choice, card.approval_id], ['resolved', 'allow_once', 'a1']);
+});
+
+test("a run seen to settle shows the server's rows in place of its stored reply and cards", () => {
+  const stored = {
+    session_id: 's',
+    messages: [
+      { role: 'user', content: 'plan it', _run_id: 'r1' },
+      { role: 'assistant', content: 'Done.', _run_id: 'r1' },
+      { role: 'user', content: 'again' },
+      { role: 'assistant', content: 'Older reply.' }
+    ],
+    tool_calls: [{ name: 'ls', tid: 't1', assistant_msg_idx: 1, _run_id: 'r1' }]
+  } as any;
+  const verdict = [
+    { kind: 'plan' as const, id: 'r1:plan', items: [{ text: 'a', status: 'completed' as const }] },
+    { kind: 'assistant' as const, id: 'r1:a:0', text: 'Done.' },
+    { kind: 'usage' as const, id: 'r1:usage', input_tokens: 1, output_tokens: 2, cached_tokens: null,
+      cost_usd: null, duration_s: null, model: null }
+  ];
+  const rows = sessionRows(stored, new Map([['r1', verdict]]));
+  assert.deepEqual(rows.map(r => r.id), ['s:s:0', 'r1:plan', 'r1:a:0', 'r1:usage', 's:s:2', 's:s:3']);
+  assert.deepEqual(sessionRows(stored).map(r => r.kind), ['user', 'assistant', 'tool', 'user', 'assistant']);
+});
+
+test('replies of a kept run carry the partial tag the server stored', () => {
+  const stored = {
+    session_id: 's',
+    messages: [{ role: 'assistant', content: '1 2', _run_id: 'r2', _partial: true }]
+  } as any;
+  const rows = sessionRows(stored, new Map([['r2', [{ kind: 'assistant' as const, id: 'r2:a:0', text: '1 2' }]]]));
+  assert.deepEqual(rows, [{ kind: 'assistant', id: 'r2:a:0', text: '1 2', partial: true, recovered: false }]);
 });

@@ -1,138 +1,131 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { applyEvent, emptyTranscript, foldEvents, hasOutput } from '../model/transcript';
+import { IJournalRow } from '../api/contract';
+import { LiveTranscript } from '../model/transcript';
 import { journal } from './rows';
 
-test('text is split at tool boundaries and tool cards pair by tid', () => {
-  const rows = journal('r1', [
+function fold(runId: string, rows: IJournalRow[]): LiveTranscript {
+  const live = new LiveTranscript(runId);
+  rows.forEach(row => live.apply(row));
+  return live;
+}
+
+const shape = (live: LiveTranscript) => live.rows.map(r => r.id.slice(r.id.indexOf(':') + 1));
+
+test('text splits at tools into numbered segments, reasoning before its text', () => {
+  const live = fold('r1', journal('r1', [
+    ['token', { text: ' Let me ' }],
     ['reasoning', { text: 'I should look.' }],
-    ['token', { text: 'Let me ' }],
-    ['token', { text: 'look.' }],
+    ['token', { text: 'look. ' }],
     ['tool', { tid: 'a', name: 'ls', args: { path: '.' } }],
-    ['tool', { tid: 'b', name: 'ls', args: { path: '..' } }],
-    ['tool_complete', { tid: 'b', name: 'ls', preview: 'up', is_error: false, duration: 0.5 }],
     ['tool_complete', { tid: 'a', name: 'ls', preview: 'here', is_error: true, duration: 0.1 }],
-    ['token', { text: 'Done.' }],
-    ['done', {}]
-  ]);
-  const state = foldEvents(rows, 'r1');
-  assert.deepEqual(
-    state.rows.map(r => r.kind),
-    ['assistant', 'tool', 'tool', 'assistant']
-  );
-  const [first, a, b, last] = state.rows as any[];
-  assert.equal(first.text, 'Let me look.');
-  assert.equal(first.reasoning, 'I should look.');
-  assert.equal(first.streaming, false);
-  assert.deepEqual([a.preview, a.isError, b.preview, b.isError], ['here', true, 'up', false]);
-  assert.equal(last.text, 'Done.');
-  assert.equal(state.terminal?.event, 'done');
+    ['token', { text: 'Done.' }]
+  ]));
+  assert.deepEqual(shape(live), ['r:0', 'a:0', 'tool:a', 'a:1']);
+  assert.equal((live.rows[1] as any).text, 'Let me look.');
+  assert.deepEqual([(live.rows[2] as any).status, (live.rows[2] as any).duration_s], ['error', 0.1]);
+  assert.equal(live.streamingId, 'r1:a:1');
 });
 
 test('a replayed or overlapping row never duplicates text', () => {
-  const rows = journal('r2', [
-    ['token', { text: '1' }],
-    ['token', { text: ' 2' }],
-    ['token', { text: ' 3' }]
+  const rows = journal('r2', [['token', { text: '1' }], ['token', { text: ' 2' }], ['token', { text: ' 3' }]]);
+  const live = fold('r2', rows.slice(0, 2));
+  rows.forEach(row => live.apply(row));
+  assert.equal((live.rows[0] as any).text, '1 2 3');
+  assert.equal(live.lastSeq, 3);
+});
+
+test('a tool and an approval sharing an id are two cards, and the tool ends done after the approval', () => {
+  const live = fold('r3', journal('r3', [
+    ['tool', { tid: 'x', name: 'terminal' }],
+    ['approval', { approval_id: 'x', status: 'pending', choices: ['allow_once', 'deny'] }],
+    ['approval', { approval_id: 'x', status: 'resolved', choice: 'allow_once', reason: 'answered' }],
+    ['tool_complete', { tid: 'x', name: 'terminal', is_error: false }]
+  ]));
+  assert.deepEqual(live.rows.map(r => [r.kind, (r as any).status]), [['tool', 'done'], ['approval', 'resolved']]);
+  assert.equal((live.rows[1] as any).choice, 'allow_once');
+});
+
+test('a completion without tid pairs with the newest running card of that name that has none', () => {
+  const live = fold('r4', journal('r4', [
+    ['tool', { tid: 'p1', name: 'ls' }],
+    ['tool', { name: 'ls' }],
+    ['tool_complete', { name: 'ls', preview: 'untagged' }],
+    ['tool_complete', { tid: 'p1', name: 'ls', preview: 'tagged' }]
+  ]));
+  assert.deepEqual(live.rows.map(r => [(r as any).tid, (r as any).status, (r as any).preview]), [
+    ['p1', 'done', 'tagged'],
+    ['journal-2', 'done', 'untagged']
   ]);
-  let state = foldEvents(rows.slice(0, 2), 'r2');
-  for (const row of rows) {
-    state = applyEvent(state, row);
-  }
-  assert.equal((state.rows[0] as any).text, '1 2 3');
-  assert.equal((state.rows[0] as any).streaming, true);
-  assert.equal(state.lastSeq, 3);
 });
 
-test('cancel keeps the partial text and adds a cancel marker', () => {
-  const state = foldEvents(
-    journal('r3', [
-      ['token', { text: 'partial' }],
-      ['cancel', { message: 'Cancelled by user' }]
-    ]),
-    'r3'
-  );
-  assert.equal(state.rows.length, 2);
-  const marker = state.rows[1] as any;
-  assert.equal(marker.kind, 'marker');
-  assert.equal(marker.variant, 'cancel');
-  assert.match(marker.text, /Task cancelled/);
+test('a terminal row carries its marker; the fold copies it and words nothing', () => {
+  const marker = { variant: 'cancelled', text: 'Stopped by you.', cause: null };
+  const live = fold('r5', journal('r5', [['token', { text: 'partial' }], ['cancel', { marker }]]));
+  assert.deepEqual(live.rows[1], { kind: 'marker', id: 'r5:marker', ...marker });
+  assert.equal(live.ended, true);
+  assert.equal(live.streamingId, null);
 });
 
-test('an interrupted apperror becomes an interrupted marker, never an answer', () => {
-  const state = foldEvents(
-    journal('r4', [
-      ['token', { text: 'half' }],
-      ['apperror', { type: 'interrupted', interruption_cause: 'kernel_restart', message: 'x' }]
-    ]),
-    'r4'
-  );
-  const marker = state.rows[state.rows.length - 1] as any;
-  assert.equal(marker.variant, 'interrupted');
-  assert.equal(marker.cause, 'kernel_restart');
-  assert.match(marker.text, /^\*\*Response interrupted\.\*\*/);
-  assert.match(marker.text, /partial output above was recovered from the run journal/);
-});
-
-test('interim_assistant closes a segment and does not repeat streamed text', () => {
-  const state = foldEvents(
-    journal('r5', [
-      ['token', { text: 'streamed' }],
-      ['interim_assistant', { text: 'streamed', already_streamed: true }],
-      ['interim_assistant', { text: 'fresh', already_streamed: false }],
-      ['done', {}]
-    ]),
-    'r5'
-  );
-  assert.deepEqual(
-    state.rows.map(r => (r as any).text),
-    ['streamed', 'fresh']
-  );
-});
-
-test('an empty run has no output', () => {
-  assert.equal(hasOutput(emptyTranscript('x')), false);
-});
-
-test('a completion without tid pairs with the newest open card of that name that has none', () => {
-  const state = foldEvents(
-    journal('r6', [
-      ['tool', { tid: 'p1', name: 'ls' }],
-      ['tool', { name: 'ls' }],
-      ['tool_complete', { name: 'ls', preview: 'untagged' }],
-      ['tool_complete', { tid: 'p1', name: 'ls', preview: 'tagged' }]
-    ]),
-    'r6'
-  );
-  const cards = state.rows as any[];
-  assert.deepEqual(
-    cards.map(c => [c.tid, c.done, c.preview]),
-    [
-      ['p1', true, 'tagged'],
-      ['journal-2', true, 'untagged']
-    ]
-  );
-});
-
-test('an approval is a card with its options until answered, then records the answer', () => {
-  const asked = journal('r9', [
-    ['token', { text: 'May I?' }],
-    ['approval', { approval_id: 'a1', status: 'pending', command: 'rm -rf x', description: 'delete x', options: ['allow_once', 'deny'] }]
+test("a foreign terminal row without a marker shows its message as an error", () => {
+  const live = fold('r6', journal('r6', [['apperror', { type: 'provider', message: 'The provider failed.' }]]));
+  assert.deepEqual(live.rows, [
+    { kind: 'marker', id: 'r6:marker', variant: 'error', text: 'The provider failed.', cause: null }
   ]);
-  let state = foldEvents(asked, 'r9');
-  const card = state.rows[1] as any;
-  assert.equal(card.kind, 'tool');
-  assert.equal(card.done, false);
-  assert.deepEqual(card.approval, { id: 'a1', runId: 'r9', options: ['allow_once', 'deny'] });
-  state = applyEvent(state, journal('r9', [
-    ['token', { text: '' }],
-    ['token', { text: '' }],
-    ['approval', { approval_id: 'a1', status: 'resolved', choice: 'deny', reason: 'expired' }]
-  ])[2]);
-  const answered = state.rows[1] as any;
-  assert.equal(answered.done, true);
-  assert.equal(answered.isError, true);
-  assert.equal(answered.approval.choice, 'deny');
-  assert.equal(answered.approval.reason, 'expired');
+});
+
+test('the tool-call limit completes the run with a warning note, not an error', () => {
+  const live = fold('r7', journal('r7', [['apperror', { type: 'tool_limit_reached', message: 'Too many tools.' }]]));
+  assert.deepEqual(live.rows, [
+    { kind: 'note', id: 'r7:note:1', variant: 'status', level: 'warning', text: 'Too many tools.' }
+  ]);
+});
+
+test('cards nobody answered are shown resolved at the end of the run', () => {
+  const live = fold('r8', journal('r8', [
+    ['approval', { approval_id: 'a', status: 'pending', choices: ['deny'] }],
+    ['clarify', { clarify_id: 'q', status: 'pending', question: 'Why?' }],
+    ['done', {}]
+  ]));
+  assert.deepEqual(live.rows.map(r => [(r as any).status, (r as any).choice ?? (r as any).answer]), [
+    ['resolved', 'deny'],
+    ['resolved', null]
+  ]);
+});
+
+test('a later plan replaces the items in place; usage is one quiet row', () => {
+  const live = fold('r9', journal('r9', [
+    ['plan', { items: [{ text: 'a', status: 'pending' }] }],
+    ['token', { text: 'working' }],
+    ['plan', { items: [{ text: 'a', status: 'completed' }] }],
+    ['usage', { input_tokens: 3, output_tokens: 4 }],
+    ['usage', { input_tokens: 5, output_tokens: 6, model: 'm' }]
+  ]));
+  assert.deepEqual(shape(live), ['plan', 'a:0', 'usage']);
+  assert.deepEqual((live.rows[0] as any).items, [{ text: 'a', status: 'completed' }]);
+  assert.equal((live.rows[2] as any).output_tokens, 6);
+});
+
+test('a run settled without a settled message takes the marker of GET runs/{id}', () => {
+  const live = fold('r10', journal('r10', [['token', { text: 'half' }]]));
+  live.verdict({
+    run_id: 'r10', session_id: 's', status: 'interrupted', last_seq: 1,
+    marker: { variant: 'interrupted', text: 'The server restarted.', cause: 'server_restart' }
+  });
+  assert.equal(live.status, 'interrupted');
+  assert.deepEqual(live.rows[1], {
+    kind: 'marker', id: 'r10:marker', variant: 'interrupted', text: 'The server restarted.', cause: 'server_restart'
+  });
+});
+
+test('unchanged rows keep their identity when the verdict replaces the rows', () => {
+  const live = fold('r11', journal('r11', [['token', { text: 'same' }]]));
+  const before = live.rows[0];
+  live.settle({
+    settled: true, run_id: 'r11', session_id: 's', status: 'completed', bundle: {},
+    transcript: { run_id: 'r11', session_id: 's', status: 'completed', last_seq: 1, rows: [{ kind: 'assistant', id: 'r11:a:0', text: 'same' }] }
+  });
+  assert.equal(live.rows[0], before);
+  assert.equal(live.apply(journal('r11', [['token', {}], ['token', { text: 'late' }]])[1]), false);
 });

@@ -16,6 +16,7 @@ import {
   IRunStarted,
   ISession,
   ISessionSummary,
+  MimeBundle,
   isTerminalRow
 } from './contract';
 
@@ -92,6 +93,11 @@ export class HermesClient {
 
   getRun(runId: string): Promise<IRunInfo> {
     return this.request('GET', ['runs', runId]);
+  }
+
+  /** The run's notebook output bundle, rendered by the server (the one writer of cell outputs). */
+  getRunBundle(runId: string): Promise<MimeBundle> {
+    return this.request('GET', ['runs', runId, 'bundle']);
   }
 
   cancelRun(runId: string): Promise<unknown> {

@@ -1,33 +1,46 @@
 /**
- * Wire types of the hermes-jupyter server (CONTRACT §3-§6, §8).
+ * Wire types of the hermes-jupyter server (CONTRACT §3-§6, §8, §9).
  *
  * Names are spelled here once; every other module imports them. Fields the
  * contract leaves open are optional so a server that adds fields never breaks us.
  */
+import type { IMarkerRow, IPlanItem, TranscriptRow } from './rows';
 
 /** The mime type of a hermes run output in a notebook (CONTRACT §8). */
 export const RUN_MIME_TYPE = 'application/vnd.hermes.run+json';
 
-/** Journal events (CONTRACT §4). */
-export type EventName =
-  | 'token'
-  | 'reasoning'
-  | 'interim_assistant'
-  | 'tool'
-  | 'tool_complete'
-  | 'approval'
-  | 'done'
-  | 'cancel'
-  | 'apperror'
-  | string;
+/**
+ * Journal event names (CONTRACT §4, §9): spelled here once, the union is closed.
+ * `stream_end`/`error` are terminal rows foreign journals may carry.
+ */
+export const EVENTS = {
+  token: 'token',
+  reasoning: 'reasoning',
+  interimAssistant: 'interim_assistant',
+  tool: 'tool',
+  toolComplete: 'tool_complete',
+  approval: 'approval',
+  plan: 'plan',
+  clarify: 'clarify',
+  usage: 'usage',
+  compaction: 'compaction',
+  status: 'status',
+  done: 'done',
+  cancel: 'cancel',
+  apperror: 'apperror',
+  streamEnd: 'stream_end',
+  error: 'error'
+} as const;
 
-/** Events that end a run. `stream_end`/`error` may appear in foreign journals. */
-export const TERMINAL_EVENTS: ReadonlySet<string> = new Set([
-  'done',
-  'cancel',
-  'apperror',
-  'stream_end',
-  'error'
+export type EventName = (typeof EVENTS)[keyof typeof EVENTS];
+
+/** Events that end a run. */
+export const TERMINAL_EVENTS: ReadonlySet<string> = new Set<EventName>([
+  EVENTS.done,
+  EVENTS.cancel,
+  EVENTS.apperror,
+  EVENTS.streamEnd,
+  EVENTS.error
 ]);
 
 export type TerminalState =
@@ -52,7 +65,7 @@ export interface IJournalRow {
   payload: { [key: string]: unknown };
 }
 
-/** Run status of `GET runs/{run_id}` and of the notebook run bundle. */
+/** Run status of `GET runs/{run_id}`, of the transcript and of the notebook run bundle. */
 export type RunStatus =
   | 'running'
   | 'completed'
@@ -60,19 +73,13 @@ export type RunStatus =
   | 'cancelled'
   | 'errored';
 
-export const FINAL_STATUSES: ReadonlySet<string> = new Set([
-  'completed',
-  'interrupted',
-  'cancelled',
-  'errored'
-]);
-
-/** `GET runs/{run_id}`. */
+/** `GET runs/{run_id}`; `marker` is the run's verdict marker once settled (or null). */
 export interface IRunInfo {
   run_id: string;
   session_id: string;
   status: RunStatus;
   last_seq: number;
+  marker?: Pick<IMarkerRow, "variant" | "text" | "cause"> | null;
 }
 
 /** `GET runs/{run_id}/events?after_seq=N&limit=M`. */
@@ -87,14 +94,6 @@ export interface IRunStarted {
   run_id: string;
   session_id: string;
 }
-
-/** The causes an interrupted marker may name (CONTRACT §5). */
-export type InterruptionCause =
-  | 'server_restart'
-  | 'kernel_restart'
-  | 'server_shutdown'
-  | 'lost_worker'
-  | 'unknown';
 
 export interface IAttachment {
   name?: string;
@@ -115,9 +114,11 @@ export interface IMessageRow {
   _error?: boolean;
   _partial?: boolean;
   type?: string;
-  interruption_cause?: InterruptionCause | string;
+  interruption_cause?: string;
   _recovered_from_run_journal?: boolean;
   _recovered_stream_id?: string;
+  /** The run a live settle took this row from. */
+  _run_id?: string;
   _pending_journal_recovery?: boolean;
 }
 
@@ -132,9 +133,16 @@ export interface IToolCallRow {
   is_error?: boolean;
   duration?: number | null;
   assistant_msg_idx?: number;
-  /** Approval cards (`name: "approval"`): how it was answered. */
-  choice?: string;
+  /** Which transcript card this is (tool when absent). */
+  kind?: 'approval' | 'clarify' | 'plan';
+  /** Approval cards: the offered choices and how it was answered. */
+  choices?: string[];
+  choice?: string | null;
   reason?: string | null;
+  /** Clarify cards: the answer (null: not answered). */
+  answer?: string | null;
+  /** Plan cards: the checklist. */
+  items?: IPlanItem[];
   _run_id?: string;
   _recovered_stream_id?: string;
 }
@@ -180,32 +188,39 @@ export interface IRunOutputPayload {
   status: RunStatus | string;
 }
 
-/** True if `status` is one of the final run statuses. */
+/** A notebook output bundle: mime type → data. */
+export type MimeBundle = { [mime: string]: unknown };
+
+/** The run transcript the server folds (docs: transcript rows); the TS live fold yields the same rows. */
+export interface ITranscriptJSON {
+  run_id: string;
+  session_id: string;
+  status: RunStatus;
+  last_seq: number;
+  rows: TranscriptRow[];
+}
+
+/**
+ * The last message of a run stream: the server's verdict. Journal lines are
+ * told apart by their `event_id`; this one has `settled: true`.
+ */
+export interface ISettledMessage {
+  settled: true;
+  run_id: string;
+  session_id: string;
+  status: RunStatus;
+  transcript: ITranscriptJSON;
+  bundle: MimeBundle;
+}
+
+/** True if `status` is a final run status (anything but running). */
 export function isFinalStatus(status: string | undefined | null): boolean {
-  return !!status && FINAL_STATUSES.has(status);
+  return !!status && status !== 'running';
 }
 
 /** True if the row ends its run. */
 export function isTerminalRow(row: IJournalRow): boolean {
   return row.terminal === true || TERMINAL_EVENTS.has(row.event);
-}
-
-/** The run status a terminal row implies (CONTRACT §6 names). */
-export function statusOfTerminal(row: IJournalRow): RunStatus {
-  if (row.event === 'done' || row.event === 'stream_end') {
-    return 'completed';
-  }
-  if (row.event === 'cancel') {
-    return 'cancelled';
-  }
-  const kind = String(row.payload?.type ?? '').toLowerCase();
-  if (kind.includes('cancel')) {
-    return 'cancelled';
-  }
-  if (kind.includes('interrupted')) {
-    return 'interrupted';
-  }
-  return 'errored';
 }
 
 /** Ids accepted by the server (CONTRACT §3). */

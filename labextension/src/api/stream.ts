@@ -4,13 +4,15 @@
  * Invariant: rows are emitted once each, in seq order, with no gap. The stream
  * keeps a cursor (the last seq emitted); after a drop it reconnects with
  * `after_seq=cursor`, drops any row at or below the cursor, and treats a row
- * past `cursor + 1` as a gap to re-read. Messages without a seq are heartbeats.
+ * past `cursor + 1` as a gap to re-read. Journal lines have an `event_id`; the
+ * last message of a run has `settled: true` and is the server's verdict (so
+ * nobody polls to learn that a run settled). Anything else is a heartbeat.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesApiError, HermesClient } from './client';
-import { IJournalRow, isFinalStatus, isTerminalRow } from './contract';
+import { IJournalRow, ISettledMessage } from './contract';
 
 export type RunStreamState =
   | 'idle'
@@ -49,6 +51,11 @@ export class RunStream implements IDisposable {
     return this._rowReceived;
   }
 
+  /** The server's verdict: the last message of the run, after its terminal row. */
+  get settled(): ISignal<this, ISettledMessage> {
+    return this._settled;
+  }
+
   get stateChanged(): ISignal<this, RunStreamState> {
     return this._stateChanged;
   }
@@ -60,6 +67,11 @@ export class RunStream implements IDisposable {
   /** The last seq emitted. */
   get cursor(): number {
     return this._cursor;
+  }
+
+  /** The server does not know this run (404). */
+  get notFound(): boolean {
+    return this._notFound;
   }
 
   /** The reason of a `failed` state. */
@@ -105,10 +117,11 @@ export class RunStream implements IDisposable {
         this._onMessage(event.data);
       }
     };
-    ws.onclose = () => {
+    ws.onclose = event => {
       if (this._ws === ws) {
         this._ws = null;
-        this._onDrop();
+        // 1000: the server closed a finished run's stream (one without a verdict message).
+        event.code === 1000 ? this._finish('ended') : this._onDrop();
       }
     };
     ws.onerror = () => {
@@ -119,20 +132,23 @@ export class RunStream implements IDisposable {
 
   private _onMessage(data: unknown): void {
     this._touch();
-    if (typeof data !== 'string') {
-      return;
-    }
-    let row: IJournalRow;
+    let message: { [key: string]: unknown } | null = null;
     try {
-      row = JSON.parse(data);
+      message = typeof data === 'string' ? JSON.parse(data) : null;
     } catch {
       return;
     }
-    if (!row || typeof row !== 'object' || !Number.isInteger(row.seq)) {
-      return; // a heartbeat or a control message
+    if (!message || typeof message !== 'object') {
+      return;
     }
-    if (row.seq <= this._cursor) {
-      return; // already seen before a reconnect
+    if (message.settled === true) {
+      this._settled.emit(message as unknown as ISettledMessage);
+      this._finish('ended');
+      return;
+    }
+    const row = message as unknown as IJournalRow;
+    if (typeof row.event_id !== 'string' || !Number.isInteger(row.seq) || row.seq <= this._cursor) {
+      return; // a heartbeat, or a row already seen before a reconnect
     }
     if (row.seq > this._cursor + 1) {
       // A gap: drop this socket and resume from the cursor.
@@ -140,18 +156,11 @@ export class RunStream implements IDisposable {
       return;
     }
     this._attempt = 0;
-    this._emit(row);
-  }
-
-  private _emit(row: IJournalRow): void {
     this._cursor = row.seq;
     this._rowReceived.emit(row);
-    if (isTerminalRow(row)) {
-      this._finish('ended');
-    }
   }
 
-  /** The socket closed before the terminal row: probe the run, then resume. */
+  /** The socket dropped before the verdict: probe the run, then resume. */
   private _onDrop(): void {
     if (this._disposed || this._isDone()) {
       return;
@@ -171,22 +180,9 @@ export class RunStream implements IDisposable {
       return;
     }
     try {
-      const info = await this._client.getRun(this.runId);
+      // Only to learn whether the run still exists; the stream itself says how it ended.
+      await this._client.getRun(this.runId);
       if (this._disposed || this._isDone()) {
-        return;
-      }
-      if (isFinalStatus(info.status)) {
-        // The run is over (maybe settled by recovery): read the rest over REST.
-        const rows = await this._client.readAllEvents(this.runId, this._cursor);
-        for (const row of rows) {
-          if (this._isDone()) {
-            break;
-          }
-          if (row.seq === this._cursor + 1) {
-            this._emit(row);
-          }
-        }
-        this._finish('ended');
         return;
       }
       this._open('reconnecting');
@@ -197,6 +193,7 @@ export class RunStream implements IDisposable {
       if (error instanceof HermesApiError && error.status >= 400) {
         if (error.status === 404 || error.status === 403) {
           this._error = error.message;
+          this._notFound = error.status === 404;
           this._finish('failed');
           return;
         }
@@ -266,10 +263,12 @@ export class RunStream implements IDisposable {
   private _ws: WebSocket | null = null;
   private _state: RunStreamState = 'idle';
   private _error: string | null = null;
+  private _notFound = false;
   private _attempt = 0;
   private _retryTimer = 0;
   private _idleTimer = 0;
   private _disposed = false;
   private _rowReceived = new Signal<this, IJournalRow>(this);
+  private _settled = new Signal<this, ISettledMessage>(this);
   private _stateChanged = new Signal<this, RunStreamState>(this);
 }

@@ -1,25 +1,21 @@
 /**
  * ChatModel: the open session's transcript and its actions (send, stop, retry,
  * undo). Settled turns come from `GET sessions/{sid}`; a running turn comes from
- * a RunFollower and is replaced by the settled session once its run ends, so the
- * same text is never shown twice.
+ * a RunFollower and is replaced by the settled session once its run ends (the
+ * stream's verdict says when: nothing polls), so the same text is never shown twice.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesApiError, HermesClient } from '../api/client';
 import { ISession } from '../api/contract';
-import { wasRecoveredAfterRestart } from './markers';
+import { DisplayRow, IUserRow, TranscriptRow, contentText } from '../api/rows';
+import type { ICardActions } from '../components/cards/card-actions';
 import { RunFollower } from './run-follower';
-import { DisplayRow, IUserRow, contentText } from './rows';
-import { sessionRows } from './session-rows';
+import { recoveredAfterRestart, sessionRows } from './session-rows';
 
-/** Reloads tried while waiting for the server to settle an ended run. */
-const SETTLE_ATTEMPTS = 15;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise(resolve => setTimeout(resolve, ms));
-}
+/** Settled runs whose server rows the open session keeps showing (the newest ones). */
+const KEPT_VERDICTS = 50;
 
 export type ChatStatus = 'empty' | 'loading' | 'idle' | 'streaming' | 'reconnecting';
 
@@ -88,11 +84,12 @@ export class ChatModel implements IDisposable {
     if (!this._session || this._bannerDismissed.has(this._session.session_id)) {
       return false;
     }
-    const live = this._follower?.transcript.rows ?? [];
-    return (
-      wasRecoveredAfterRestart(this._session.messages ?? []) ||
-      live.some(r => r.kind === 'marker' && r.cause === 'server_restart')
-    );
+    return recoveredAfterRestart(this.rows);
+  }
+
+  /** Id of the row receiving tokens, or null. */
+  get streamingId(): string | null {
+    return this._follower?.transcript.streamingId ?? null;
   }
 
   get isDisposed(): boolean {
@@ -120,6 +117,7 @@ export class ChatModel implements IDisposable {
     this._sessionId = sessionId;
     this._session = null;
     this._settled = [];
+    this._verdicts.clear();
     this._pending = null;
     this._error = null;
     this._emit();
@@ -143,7 +141,7 @@ export class ChatModel implements IDisposable {
         return;
       }
       this._session = session;
-      this._settled = sessionRows(session);
+      this._settled = sessionRows(session, this._verdicts);
       const active = session.active_stream_id;
       if (active && this._follower?.runId !== active) {
         this._follow(active, session.pending_user_message ?? null);
@@ -185,9 +183,10 @@ export class ChatModel implements IDisposable {
     }
   }
 
-  /** Answer an approval of one of this session's runs (errors reach the card that asked). */
-  readonly answerApproval = (runId: string, approvalId: string, choice: string): Promise<unknown> =>
-    this._client.answerApproval(runId, approvalId, choice);
+  /** What the cards of the followed run can do (errors reach the card that asked). */
+  readonly cardActions: ICardActions = {
+    answerApproval: (approvalId, choice) => this._client.answerApproval(this.runId ?? '', approvalId, choice)
+  };
 
   async stop(): Promise<void> {
     const runId = this.runId;
@@ -233,11 +232,7 @@ export class ChatModel implements IDisposable {
   }
 
   private _follow(runId: string, pendingText: string | null): void {
-    const follower = new RunFollower({
-      client: this._client,
-      runId,
-      settleMarker: false
-    });
+    const follower = new RunFollower({ client: this._client, runId });
     this._pending = this._pendingRow(runId, pendingText);
     this._setFollower(follower);
     follower.changed.connect(this._onFollowerChanged, this);
@@ -266,30 +261,34 @@ export class ChatModel implements IDisposable {
         this._error = follower.error;
       }
       this._onActivity();
+      this._keepVerdict(follower);
       void this._settle(follower);
     }
     this._emit();
   }
 
   /**
-   * Replace the ended run's live rows by the settled session in one step. The
-   * server may settle the session a moment after the terminal row, so the live
-   * rows stay until the session no longer names this run as active.
+   * Replace the ended run's rows by the settled session in one step: the verdict
+   * came after the server settled the session, so one reload shows the turn.
+   * Should the session still name this run as active, its verdict rows stay.
    */
   private async _settle(follower: RunFollower): Promise<void> {
-    for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
-      await this.reload();
-      if (this._follower !== follower) {
-        return; // reload dropped it, or a newer run took over
-      }
-      if (this._session?.active_stream_id !== follower.runId) {
-        break;
-      }
-      await sleep(Math.min(200 * (attempt + 1), 2000));
-    }
-    if (this._follower === follower) {
+    await this.reload();
+    if (this._follower === follower && this._session?.active_stream_id !== follower.runId) {
       this._setFollower(null);
       this._emit();
+    }
+  }
+
+  /** The server's rows of a run seen to end here: shown for that turn in place of its stored rows. */
+  private _keepVerdict(follower: RunFollower): void {
+    const settled = follower.transcript.settled;
+    if (settled) {
+      this._verdicts.delete(follower.runId);
+      this._verdicts.set(follower.runId, settled.transcript.rows);
+      if (this._verdicts.size > KEPT_VERDICTS) {
+        this._verdicts.delete(this._verdicts.keys().next().value as string);
+      }
     }
   }
 
@@ -333,6 +332,7 @@ export class ChatModel implements IDisposable {
   private _error: string | null = null;
   private _generation = 0;
   private _bannerDismissed = new Set<string>();
+  private _verdicts = new Map<string, readonly TranscriptRow[]>();
   private _disposed = false;
   private _changed = new Signal<this, void>(this);
 }

@@ -1,29 +1,19 @@
 /**
- * RunFollower: one run's transcript, read from the journal and kept live.
+ * RunFollower: one run's live transcript, read from the journal and kept live.
  *
- * It backfills over REST (`GET runs/{id}/events`), then, if the run has not
- * ended, attaches a RunStream at the last seq it folded. Folding ignores any
- * seq already seen, so the two sources can overlap without duplicating text.
+ * It backfills over REST (`GET runs/{id}/events`), then attaches a RunStream at
+ * the last seq it folded; the stream's settled message is the verdict (final
+ * rows, status and the cell bundle). Folding ignores any seq already seen, so
+ * the two sources can overlap without duplicating text.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesApiError, HermesClient } from '../api/client';
-import {
-  IJournalRow,
-  IRunInfo,
-  RunStatus,
-  isFinalStatus,
-  statusOfTerminal
-} from '../api/contract';
+import { IJournalRow, MimeBundle, RunStatus } from '../api/contract';
 import { RunStream, RunStreamState } from '../api/stream';
-import { findServerMarker } from './output-recovery';
-import {
-  ITranscript,
-  applyEvent,
-  emptyTranscript,
-  settleWithoutTerminal
-} from './transcript';
+import type { ICardActions } from '../components/cards/card-actions';
+import { LiveTranscript } from './transcript';
 
 /** Retries of a first read that finds no journal (a run just admitted). */
 const FIRST_READ_RETRIES = 3;
@@ -33,38 +23,32 @@ export type FollowState = 'idle' | 'loading' | 'live' | 'reconnecting' | 'ended'
 export interface IRunFollowerOptions {
   client: HermesClient;
   runId: string;
-  /** Attach to the live stream when the run has not ended (default true). */
-  live?: boolean;
   /**
-   * When the server settled the run without a terminal row, close the
-   * transcript with a client-made marker (default true). The sidebar turns this
-   * off: it shows the server's marker from the settled session instead.
+   * Attach to the live stream (default true). A saved output of a finished run
+   * reads its journal and asks `GET runs/{id}` once for the verdict instead.
    */
-  settleMarker?: boolean;
+  live?: boolean;
 }
 
 export class RunFollower implements IDisposable {
-  /** Answer an approval of this run (the run output's cards call it). */
-  readonly answerApproval = (runId: string, approvalId: string, choice: string): Promise<unknown> =>
-    this._client.answerApproval(runId, approvalId, choice);
+  /** What this run's cards can do. */
+  readonly cardActions: ICardActions = {
+    answerApproval: (approvalId, choice) => this._client.answerApproval(this.runId, approvalId, choice)
+  };
 
   constructor(options: IRunFollowerOptions) {
     this._client = options.client;
     this.runId = options.runId;
     this._live = options.live ?? true;
-    this._settleMarker = options.settleMarker ?? true;
-    this._transcript = emptyTranscript(options.runId);
+    this.transcript = new LiveTranscript(options.runId);
   }
 
   readonly runId: string;
+  readonly transcript: LiveTranscript;
 
   /** Emitted after every folded row and every state change. */
   get changed(): ISignal<this, void> {
     return this._changed;
-  }
-
-  get transcript(): ITranscript {
-    return this._transcript;
   }
 
   get state(): FollowState {
@@ -75,17 +59,23 @@ export class RunFollower implements IDisposable {
     return this._error;
   }
 
-  /** The run's status: from the server when known, else from the terminal row. */
+  /** The server does not know this run (a notebook saved elsewhere). */
+  get notFound(): boolean {
+    return this._notFound;
+  }
+
+  /** The run's status: the server's verdict once it came, else running. */
   get status(): RunStatus {
-    if (this._info && isFinalStatus(this._info.status)) {
-      return this._info.status;
-    }
-    const terminal = this._transcript.terminal;
-    return terminal ? statusOfTerminal(terminal) : (this._info?.status ?? 'running');
+    return this.transcript.status;
   }
 
   get sessionId(): string | null {
-    return this._info?.session_id ?? this._transcript.terminal?.session_id ?? null;
+    return this.transcript.settled?.session_id ?? this._sessionId;
+  }
+
+  /** The cell bundle the server rendered for the settled run (from its verdict, else asked for). */
+  async bundle(): Promise<MimeBundle> {
+    return this.transcript.settled?.bundle ?? this._client.getRunBundle(this.runId);
   }
 
   get isDisposed(): boolean {
@@ -98,23 +88,11 @@ export class RunFollower implements IDisposable {
     }
     this._setState('loading');
     try {
-      const rows = await this._readFirst();
-      this._applyAll(rows);
-      if (this._disposed || this._transcript.terminal) {
-        return this._end();
-      }
-      this._info = await this._client.getRun(this.runId);
+      this._applyAll(await this._readFirst());
       if (this._disposed) {
         return;
       }
-      if (isFinalStatus(this._info.status) || !this._live) {
-        // Settled without (or before) a terminal row: read what is left.
-        this._applyAll(
-          await this._client.readAllEvents(this.runId, this._transcript.lastSeq)
-        );
-        return this._end();
-      }
-      this._attach();
+      this._live ? this._attach() : await this._end();
     } catch (error) {
       this._fail(error);
     }
@@ -130,10 +108,7 @@ export class RunFollower implements IDisposable {
     Signal.clearData(this);
   }
 
-  /**
-   * The first read. A run that was just admitted may not have a journal yet,
-   * so a 404 is retried a few times before it counts.
-   */
+  /** The first read: a run just admitted may have no journal yet, so a 404 is retried a few times. */
   private async _readFirst(): Promise<IJournalRow[]> {
     for (let attempt = 0; ; attempt++) {
       try {
@@ -152,11 +127,17 @@ export class RunFollower implements IDisposable {
     const stream = new RunStream({
       client: this._client,
       runId: this.runId,
-      afterSeq: this._transcript.lastSeq
+      afterSeq: this.transcript.lastSeq
     });
     this._stream = stream;
     stream.rowReceived.connect((_, row) => {
-      this._transcript = applyEvent(this._transcript, row);
+      this._sessionId = row.session_id;
+      if (this.transcript.apply(row)) {
+        this._changed.emit();
+      }
+    });
+    stream.settled.connect((_, message) => {
+      this.transcript.settle(message);
       this._changed.emit();
     });
     stream.stateChanged.connect((_, state) => this._onStreamState(state));
@@ -172,58 +153,39 @@ export class RunFollower implements IDisposable {
     } else if (state === 'ended') {
       void this._end();
     } else if (state === 'failed') {
-      this._fail(new Error(this._stream?.error ?? 'The run stream failed.'));
+      this._fail(new Error(this._stream?.error ?? 'The run stream failed.'), this._stream?.notFound);
     }
   }
 
+  /** The stream ended; a server that sent no verdict message is asked once for it. */
   private async _end(): Promise<void> {
-    if (this._disposed) {
-      return;
-    }
-    if (!this._info || !isFinalStatus(this._info.status)) {
+    if (!this.transcript.settled) {
       try {
-        this._info = await this._client.getRun(this.runId);
+        this.transcript.verdict(await this._client.getRun(this.runId));
       } catch {
-        // The terminal row alone still gives the status.
+        // The journal rows alone stay on screen.
       }
-    }
-    if (this._disposed) {
-      return;
-    }
-    if (this._settleMarker && !this._transcript.terminal && isFinalStatus(this.status)) {
-      const sessionId = this.sessionId;
-      const marker =
-        this.status === 'interrupted' && sessionId
-          ? await findServerMarker(this._client, sessionId, this.runId)
-          : null;
-      if (this._disposed) {
-        return;
-      }
-      this._transcript = settleWithoutTerminal(
-        this._transcript,
-        this.status,
-        marker ?? undefined
-      );
     }
     this._setState('ended');
   }
 
   private _applyAll(rows: IJournalRow[]): void {
-    if (rows.length === 0 || this._disposed) {
-      return;
+    let changed = false;
+    for (const row of rows) {
+      this._sessionId = row.session_id;
+      changed = this.transcript.apply(row) || changed;
     }
-    this._transcript = rows.reduce(applyEvent, this._transcript);
-    this._changed.emit();
+    if (changed && !this._disposed) {
+      this._changed.emit();
+    }
   }
 
-  private _fail(error: unknown): void {
+  private _fail(error: unknown, notFound?: boolean): void {
     if (this._disposed) {
       return;
     }
-    this._error =
-      error instanceof HermesApiError || error instanceof Error
-        ? error.message
-        : String(error);
+    this._notFound = notFound ?? (error instanceof HermesApiError && error.isNotFound);
+    this._error = error instanceof Error ? error.message : String(error);
     this._setState('failed');
   }
 
@@ -236,12 +198,11 @@ export class RunFollower implements IDisposable {
 
   private _client: HermesClient;
   private _live: boolean;
-  private _settleMarker: boolean;
-  private _transcript: ITranscript;
-  private _info: IRunInfo | null = null;
+  private _sessionId: string | null = null;
   private _stream: RunStream | null = null;
   private _state: FollowState = 'idle';
   private _error: string | null = null;
+  private _notFound = false;
   private _disposed = false;
   private _changed = new Signal<this, void>(this);
 }

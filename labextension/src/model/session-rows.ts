@@ -1,108 +1,144 @@
 /**
- * Settled session → display rows. Pure.
+ * Settled session → display rows (the transcript row kinds, plus user rows). Pure.
  *
- * Messages map one to one (markers recognised by their flags, never shown as
- * answers); each stored tool card follows the assistant message it belongs to
+ * Messages map in order (a marker is an `_error` row, never an answer); each
+ * stored card follows the assistant message it belongs to
  * (`assistant_msg_idx`); cards without an index close the transcript.
  */
 import { IMessageRow, ISession, IToolCallRow } from '../api/contract';
-import { isCancelMessage, isInterruptedMessage } from './markers';
-import { DisplayRow, IToolRow, contentText } from './rows';
+import { DisplayRow, MarkerVariant, TranscriptRow, contentText } from '../api/rows';
 
-export function sessionRows(session: ISession): DisplayRow[] {
+/** The run a stored reply or card came from, if the server tagged it. */
+function runOf(tags: { _run_id?: string; _recovered_stream_id?: string }): string | undefined {
+  return tags._run_id ?? tags._recovered_stream_id;
+}
+
+/**
+ * `verdicts` holds the server's settled rows of runs this view saw end: a run's
+ * stored replies and cards are shown as those rows instead (with its plan,
+ * usage and notes, which a session does not store), once, where its first reply was.
+ */
+export function sessionRows(
+  session: ISession,
+  verdicts: ReadonlyMap<string, readonly TranscriptRow[]> = new Map()
+): DisplayRow[] {
   const messages = session.messages ?? [];
   const cardsByIndex = new Map<number, IToolCallRow[]>();
   const orphanCards: IToolCallRow[] = [];
-  for (const card of session.tool_calls ?? []) {
+  const cards = (session.tool_calls ?? []).filter(card => !verdicts.has(runOf(card) ?? ''));
+  for (const card of cards) {
     const idx = card.assistant_msg_idx;
     if (typeof idx === 'number' && idx >= 0 && idx < messages.length) {
-      const list = cardsByIndex.get(idx) ?? [];
-      list.push(card);
-      cardsByIndex.set(idx, list);
+      cardsByIndex.set(idx, [...(cardsByIndex.get(idx) ?? []), card]);
     } else {
       orphanCards.push(card);
     }
   }
   const rows: DisplayRow[] = [];
   const prefix = `s:${session.session_id}`;
+  const shown = new Set<string>();
   messages.forEach((message, index) => {
-    const row = messageRow(message, `${prefix}:${index}`);
-    if (row) {
-      rows.push(row);
+    const run = message.role === 'assistant' ? runOf(message) : undefined;
+    const verdict = run ? verdicts.get(run) : undefined;
+    if (run && verdict) {
+      if (!shown.has(run)) {
+        shown.add(run);
+        rows.push(...taggedAsStored(verdict, messages.filter(m => m.role === 'assistant' && runOf(m) === run)));
+      }
+    } else {
+      rows.push(...messageRows(message, `${prefix}:${index}`));
     }
-    (cardsByIndex.get(index) ?? []).forEach((card, n) =>
-      rows.push(toolCardRow(card, `${prefix}:${index}:t${n}`))
-    );
+    (cardsByIndex.get(index) ?? []).forEach((card, n) => rows.push(cardRow(card, `${prefix}:${index}:c${n}`)));
   });
-  orphanCards.forEach((card, n) => rows.push(toolCardRow(card, `${prefix}:t${n}`)));
+  orphanCards.forEach((card, n) => rows.push(cardRow(card, `${prefix}:c${n}`)));
   return rows;
 }
 
-export function messageRow(message: IMessageRow, id: string): DisplayRow | null {
-  const text = contentText(message.content);
-  if (message.role === 'user') {
-    return {
-      kind: 'user',
-      id,
-      text,
-      attachments: message.attachments,
-      recovered: message._recovered === true
-    };
+/** The server's rows of a run, its replies tagged as the stored ones are (partial, recovered). */
+function taggedAsStored(verdict: readonly TranscriptRow[], stored: IMessageRow[]): DisplayRow[] {
+  const partial = stored.some(m => m._partial === true);
+  const recovered = stored.some(m => m._recovered_from_run_journal === true);
+  if (!partial && !recovered) {
+    return [...verdict];
   }
-  if (message.role !== 'assistant') {
-    return null; // system and tool-result rows are model context, not transcript
-  }
-  if (isInterruptedMessage(message)) {
-    return {
-      kind: 'marker',
-      id,
-      variant: 'interrupted',
-      text,
-      cause: message.interruption_cause,
-      pendingRetry: message._pending_journal_recovery === true
-    };
-  }
-  if (isCancelMessage(message)) {
-    return { kind: 'marker', id, variant: 'cancel', text };
-  }
-  if (message._error === true) {
-    return { kind: 'marker', id, variant: 'error', text };
-  }
-  const reasoning = typeof message.reasoning === 'string' ? message.reasoning : '';
-  if (!text.trim() && !reasoning.trim()) {
-    return null; // an empty anchor of tool cards
-  }
-  return {
-    kind: 'assistant',
-    id,
-    text,
-    reasoning,
-    partial: message._partial === true,
-    recovered: message._recovered_from_run_journal === true
-  };
+  return verdict.map(row => (row.kind === 'assistant' ? { ...row, partial, recovered } : row));
 }
 
-function toolCardRow(card: IToolCallRow, id: string): IToolRow {
-  const row: IToolRow = {
-    kind: 'tool',
-    id,
-    tid: card.tid ?? id,
-    name: card.name || 'tool',
-    args: card.args ?? null,
-    preview: card.preview || card.snippet || '',
-    done: card.done !== false,
-    isError: card.is_error === true,
-    duration: typeof card.duration === 'number' ? card.duration : null
-  };
-  if (card.name === 'approval') {
-    // A settled approval: show how it was answered (a settled turn never waits for one).
-    row.approval = {
-      id: card.tid ?? id,
-      runId: card._run_id ?? card._recovered_stream_id ?? '',
-      options: [],
-      choice: card.choice ?? 'deny',
-      reason: card.reason ?? undefined
+/** True if a turn in these rows was recovered after a server restart (the sidebar's banner). */
+export function recoveredAfterRestart(rows: readonly DisplayRow[]): boolean {
+  return rows.some(
+    row =>
+      (row.kind === 'user' && row.recovered === true) ||
+      (row.kind === 'marker' && row.cause === 'server_restart')
+  );
+}
+
+function markerVariant(type: string | undefined): MarkerVariant {
+  if (type === 'interrupted') {
+    return 'interrupted';
+  }
+  return type === 'cancelled' || type === 'cancel' ? 'cancelled' : 'error';
+}
+
+export function messageRows(message: IMessageRow, id: string): DisplayRow[] {
+  const text = contentText(message.content).trim();
+  if (message.role === 'user') {
+    const recovered = message._recovered === true;
+    return [{ kind: 'user', id, text, attachments: message.attachments, recovered }];
+  }
+  if (message.role !== 'assistant') {
+    return []; // system and tool-result rows are model context, not transcript
+  }
+  if (message._error === true) {
+    const cause = message.interruption_cause ?? null;
+    return [{ kind: 'marker', id, variant: markerVariant(message.type), text, cause }];
+  }
+  const rows: DisplayRow[] = [];
+  const reasoning = typeof message.reasoning === 'string' ? message.reasoning.trim() : '';
+  if (reasoning) {
+    rows.push({ kind: 'reasoning', id: `${id}:r`, text: reasoning });
+  }
+  if (text) {
+    const partial = message._partial === true;
+    const recovered = message._recovered_from_run_journal === true;
+    rows.push({ kind: 'assistant', id, text, partial, recovered });
+  }
+  return rows;
+}
+
+/** A stored card as its transcript row (a settled turn never waits for an answer). */
+function cardRow(card: IToolCallRow, id: string): TranscriptRow {
+  const tid = card.tid ?? id;
+  const resolved = card.done !== false ? 'resolved' : 'pending';
+  if (card.kind === 'plan') {
+    return { kind: 'plan', id, items: card.items ?? [] };
+  }
+  if (card.kind === 'clarify') {
+    const question = card.preview ?? '';
+    return { kind: 'clarify', id, clarify_id: tid, question, choices: card.choices ?? [], status: resolved, answer: card.answer ?? null };
+  }
+  if (card.kind === 'approval' || card.name === 'approval') {
+    const command = typeof card.args?.command === 'string' ? card.args.command : null;
+    return {
+      kind: 'approval',
+      id,
+      approval_id: tid,
+      description: card.preview ?? null,
+      command,
+      choices: card.choices ?? [],
+      status: resolved,
+      choice: card.choice ?? null,
+      reason: card.reason ?? null
     };
   }
-  return row;
+  return {
+    kind: 'tool',
+    id,
+    tid,
+    name: card.name || 'tool',
+    args: card.args ?? null,
+    preview: card.preview ?? card.snippet ?? null,
+    status: card.done === false ? 'running' : card.is_error === true ? 'error' : 'done',
+    duration_s: typeof card.duration === 'number' ? card.duration : null
+  };
 }

@@ -1,301 +1,292 @@
 /**
- * Pure fold of journal rows into display rows (the TS twin of transcript.py).
+ * The live, incremental fold of one run's journal into transcript rows
+ * (docs/transcript.md). For the same journal rows it yields exactly the rows of
+ * the server's fold; the golden fixtures (tests/fixtures/journals) pin that.
+ * It words nothing: marker and note text come from the payloads, and once the
+ * server's settled message arrives its rows are the verdict.
  *
- * Text is split at tool boundaries; reasoning rides on its text segment; tool
- * cards are paired by `tid` (by name only when the row has no tid); terminal
- * rows become markers. `applyEvent` never mutates its input and ignores rows at
- * or below `lastSeq`, so replays and reconnects cannot duplicate text.
+ * Every new row closes the open text segment first, so the open segment's rows
+ * are always last. Rows already folded (`seq <= lastSeq`) are ignored, so
+ * replays and reconnects cannot duplicate text. A changed row is a new object.
  */
-import { IJournalRow, isTerminalRow } from '../api/contract';
-import { CANCEL_MARKER_TEXT, interruptedMarkerText, markerTextOfPayload } from './markers';
-import { DisplayRow, IAssistantRow, IMarkerRow, IToolRow } from './rows';
+import { EVENTS, IJournalRow, IRunInfo, ISettledMessage, RunStatus, isFinalStatus } from '../api/contract';
+import { IApprovalRow, IClarifyRow, IToolRow, TranscriptRow } from '../api/rows';
+import * as make from './fold-rows';
 
-export interface ITranscript {
-  /** Prefix of row ids, usually the run id. */
-  readonly prefix: string;
-  readonly rows: readonly DisplayRow[];
-  readonly lastSeq: number;
-  /** The terminal row, once seen. */
-  readonly terminal: IJournalRow | null;
-  /** Index in `rows` of the assistant segment receiving tokens, or -1. */
-  readonly openIndex: number;
-}
+/** How the end of a run answers an approval nobody answered (the schema pins these words). */
+const UNANSWERED_CHOICE = 'deny';
+const UNANSWERED_REASON = 'not answered before the run ended';
 
-export function emptyTranscript(prefix: string): ITranscript {
-  return { prefix, rows: [], lastSeq: 0, terminal: null, openIndex: -1 };
-}
+export class LiveTranscript {
+  constructor(readonly runId: string) {}
 
-export function foldEvents(
-  events: readonly IJournalRow[],
-  prefix: string
-): ITranscript {
-  return events.reduce(applyEvent, emptyTranscript(prefix));
-}
-
-/** True if the run produced any visible output (text, reasoning or a tool). */
-export function hasOutput(state: ITranscript): boolean {
-  return state.rows.some(
-    row =>
-      row.kind === 'tool' ||
-      (row.kind === 'assistant' && (row.text.trim() || row.reasoning.trim()))
-  );
-}
-
-/** How a run settled without a terminal row was interrupted, if known. */
-export interface ISettledMarker {
-  cause: string;
-  /** The server's own marker text (from the settled session). */
-  text?: string;
-}
-
-/**
- * Close a transcript whose run the server settled without a terminal row (a
- * crash repaired later): the open segment stops streaming and, unless the run
- * completed, a marker says how it ended. A no-op once a terminal row was seen.
- */
-export function settleWithoutTerminal(
-  state: ITranscript,
-  status: string,
-  marker: ISettledMarker = { cause: 'unknown' }
-): ITranscript {
-  const cause = marker.cause;
-  if (state.terminal) {
-    return state;
+  /** The rows so far; the same array until the next change. */
+  get rows(): readonly TranscriptRow[] {
+    if (!this._snapshot) {
+      this._snapshot = this._settled ? this._settled.transcript.rows : this._compute();
+    }
+    return this._snapshot;
   }
-  const closed = flush(state);
-  if (status === 'completed' || status === 'running') {
-    return closed;
-  }
-  const id = `${state.prefix}:m:settled`;
-  if (status === 'cancelled') {
-    return push(closed, { kind: 'marker', id, variant: 'cancel', text: CANCEL_MARKER_TEXT });
-  }
-  if (status === 'interrupted') {
-    const text = marker.text ?? interruptedMarkerText(cause, hasOutput(closed));
-    return push(closed, { kind: 'marker', id, variant: 'interrupted', text, cause });
-  }
-  const text = '**Error:** The run failed before it finished.';
-  return push(closed, { kind: 'marker', id, variant: 'error', text });
-}
 
-export function applyEvent(state: ITranscript, row: IJournalRow): ITranscript {
-  if (!row || !Number.isInteger(row.seq) || row.seq <= state.lastSeq) {
-    return state;
+  get lastSeq(): number {
+    return this._lastSeq;
   }
-  const payload = row.payload ?? {};
-  let next: ITranscript = { ...state, lastSeq: row.seq };
-  switch (row.event) {
-    case 'token':
-      return append(next, row.seq, str(payload.text), '');
-    case 'reasoning':
-      return append(
-        next,
-        row.seq,
-        '',
-        str(payload.text ?? payload.reasoning ?? payload.thinking)
-      );
-    case 'interim_assistant': {
-      const text = str(payload.text);
-      if (!payload.already_streamed && text.trim()) {
-        const open = openRow(next);
-        const sep = open && open.text && !/\s$/.test(open.text) && text ? '\n\n' : '';
-        next = append(next, row.seq, sep + text, '');
+
+  /** A terminal row was folded. */
+  get ended(): boolean {
+    return this._terminal !== null;
+  }
+
+  /** The server's verdict, once received. */
+  get settled(): ISettledMessage | null {
+    return this._settled;
+  }
+
+  get status(): RunStatus {
+    return this._settled?.status ?? this._verdict?.status ?? 'running';
+  }
+
+  /** Id of the text row still receiving tokens, or null. */
+  get streamingId(): string | null {
+    if (this._terminal || this._settled || this._verdict) {
+      return null;
+    }
+    const open = this._segmentRows();
+    return open.length ? open[open.length - 1].id : null;
+  }
+
+  /** Fold one journal row; true if it changed the rows. */
+  apply(row: IJournalRow): boolean {
+    if (!row || !Number.isInteger(row.seq) || row.seq <= this._lastSeq || this._settled) {
+      return false;
+    }
+    this._lastSeq = row.seq;
+    const before = this._version;
+    if (row.terminal === true) {
+      // A later done/cancel/apperror supersedes an earlier one; stream_end only counts alone.
+      if (!this._terminal || row.event !== EVENTS.streamEnd || this._terminal.event === EVENTS.streamEnd) {
+        this._terminal = row;
+        this._changed();
       }
-      return flush(next);
+    } else if (!this._terminal) {
+      this._fold({ ...row, payload: row.payload ?? {} });
     }
-    case 'tool':
-      return push(flush(next), toolRow(next.prefix, row));
-    case 'tool_complete':
-      return completeTool(next, row);
-    case 'approval':
-      return approvalEvent(flush(next), row);
-    default:
-      break;
+    return this._version !== before;
   }
-  if (!isTerminalRow(row)) {
-    return next;
-  }
-  next = { ...flush(next), terminal: row };
-  const marker = terminalMarker(next, row);
-  return marker ? push(next, marker) : next;
-}
 
-function str(value: unknown): string {
-  return typeof value === 'string' ? value : '';
-}
-
-function openRow(state: ITranscript): IAssistantRow | null {
-  const row = state.openIndex >= 0 ? state.rows[state.openIndex] : null;
-  return row && row.kind === 'assistant' ? row : null;
-}
-
-function append(
-  state: ITranscript,
-  seq: number,
-  text: string,
-  reasoning: string
-): ITranscript {
-  if (!text && !reasoning) {
-    return state;
-  }
-  const rows = state.rows.slice();
-  const open = openRow(state);
-  if (open) {
-    rows[state.openIndex] = {
-      ...open,
-      text: open.text + text,
-      reasoning: open.reasoning + reasoning
-    };
-    return { ...state, rows };
-  }
-  rows.push({
-    kind: 'assistant',
-    id: `${state.prefix}:a:${seq}`,
-    text,
-    reasoning,
-    streaming: true
-  });
-  return { ...state, rows, openIndex: rows.length - 1 };
-}
-
-/** Close the open segment; an all-blank segment is dropped. */
-function flush(state: ITranscript): ITranscript {
-  const open = openRow(state);
-  if (!open) {
-    return state.openIndex >= 0 ? { ...state, openIndex: -1 } : state;
-  }
-  const rows = state.rows.slice();
-  const text = open.text.trim();
-  const reasoning = open.reasoning.trim();
-  if (!text && !reasoning) {
-    rows.splice(state.openIndex, 1);
-  } else {
-    rows[state.openIndex] = { ...open, text, reasoning, streaming: false };
-  }
-  return { ...state, rows, openIndex: -1 };
-}
-
-function push(state: ITranscript, row: DisplayRow): ITranscript {
-  return { ...state, rows: [...state.rows, row] };
-}
-
-function toolRow(prefix: string, row: IJournalRow): IToolRow {
-  const p = row.payload ?? {};
-  const args = p.args && typeof p.args === 'object' ? p.args : null;
-  return {
-    kind: 'tool',
-    id: `${prefix}:t:${row.seq}`,
-    tid: str(p.tid) || `journal-${row.seq}`,
-    name: str(p.name) || 'tool',
-    args: args as IToolRow['args'],
-    preview: str(p.preview),
-    done: false,
-    isError: false,
-    duration: null
-  };
-}
-
-/** The open card a completion belongs to: by provider tid, else (as in
- * transcript.py) the newest open card of that name that has no tid either. */
-function findOpenCard(rows: readonly DisplayRow[], tid: string, name: string): number {
-  if (tid) {
-    const index = rows.findIndex(r => r.kind === 'tool' && !r.done && r.tid === tid);
-    if (index >= 0) {
-      return index;
-    }
-  }
-  for (let i = rows.length - 1; i >= 0; i--) {
-    const card = rows[i];
-    if (
-      card.kind === 'tool' &&
-      !card.done &&
-      card.tid.startsWith('journal-') &&
-      (!name || card.name === name)
-    ) {
-      return i;
-    }
-  }
-  return -1;
-}
-
-function completeTool(state: ITranscript, row: IJournalRow): ITranscript {
-  const p = row.payload ?? {};
-  const index = findOpenCard(state.rows, str(p.tid), str(p.name));
-  if (index < 0) {
-    return state; // a completion without its start: nothing to pair
-  }
-  const card = state.rows[index] as IToolRow;
-  const rows = state.rows.slice();
-  rows[index] = {
-    ...card,
-    done: true,
-    preview: str(p.preview) || card.preview,
-    isError: p.is_error === true,
-    duration: typeof p.duration === 'number' ? p.duration : null
-  };
-  return { ...state, rows };
-}
-
-/** A pending approval becomes a card with its options; its resolution completes the same card. */
-function approvalEvent(state: ITranscript, row: IJournalRow): ITranscript {
-  const p = row.payload ?? {};
-  const id = str(p.approval_id) || `journal-${row.seq}`;
-  if (p.status === 'pending') {
-    const options = Array.isArray(p.options) ? p.options.map(String) : ['allow_once', 'deny'];
-    return push(state, {
-      kind: 'tool',
-      id: `${state.prefix}:a:${row.seq}`,
-      tid: id,
-      name: 'approval',
-      args: p.command ? { command: p.command } : null,
-      preview: str(p.description),
-      done: false,
-      isError: false,
-      duration: null,
-      approval: { id, runId: str(row.run_id), options }
+  /** Adopt the server's verdict: its rows replace ours (unchanged rows keep their identity). */
+  settle(message: ISettledMessage): void {
+    const mine = new Map(this.rows.map(r => [r.id, r]));
+    const rows = message.transcript.rows.map(row => {
+      const old = mine.get(row.id);
+      return old && JSON.stringify(old) === JSON.stringify(row) ? old : row;
     });
+    this._settled = { ...message, transcript: { ...message.transcript, rows } };
+    this._lastSeq = Math.max(this._lastSeq, message.transcript.last_seq);
+    this._changed();
   }
-  const index = state.rows.findIndex(r => r.kind === 'tool' && r.approval?.id === id);
-  if (index < 0) {
-    return state;
-  }
-  const card = state.rows[index] as IToolRow;
-  const choice = str(p.choice) || 'deny';
-  const rows = state.rows.slice();
-  rows[index] = {
-    ...card,
-    done: true,
-    isError: choice !== 'allow_once',
-    approval: { ...card.approval!, choice, reason: str(p.reason) }
-  };
-  return { ...state, rows };
-}
 
-function terminalMarker(state: ITranscript, row: IJournalRow): IMarkerRow | null {
-  const p = row.payload ?? {};
-  const id = `${state.prefix}:m:${row.seq}`;
-  if (row.event === 'done' || row.event === 'stream_end') {
-    return null;
+  /** A verdict without a settled message (`GET runs/{id}`): its status, and its marker if any. */
+  verdict(info: IRunInfo): void {
+    if (isFinalStatus(info.status)) {
+      this._verdict = info;
+      this._changed();
+    }
   }
-  if (row.event === 'cancel') {
-    return { kind: 'marker', id, variant: 'cancel', text: CANCEL_MARKER_TEXT };
+
+  private _fold(row: IJournalRow): void {
+    const p = row.payload;
+    switch (row.event) {
+      case EVENTS.token:
+      case EVENTS.reasoning: {
+        const piece = row.event === EVENTS.token ? p.text : (p.text ?? p.reasoning ?? p.thinking);
+        if (typeof piece === 'string' && piece) {
+          row.event === EVENTS.token ? (this._text += piece) : (this._reasoning += piece);
+          this._changed();
+        }
+        return;
+      }
+      case EVENTS.interimAssistant: {
+        const piece = p.text;
+        if (!p.already_streamed && typeof piece === 'string' && piece.trim()) {
+          this._text += (this._text && !/\s$/.test(this._text) ? '\n\n' : '') + piece;
+        }
+        return this._flush();
+      }
+      case EVENTS.tool: {
+        const tid = make.cardId(row, 'tid');
+        return this._tools.has(tid) ? undefined : this._addCard(this._tools, tid, make.toolRow(this.runId, row));
+      }
+      case EVENTS.toolComplete:
+        return this._completeTool(p);
+      case EVENTS.approval:
+        return this._approval(row);
+      case EVENTS.clarify:
+        return this._clarify(row);
+      case EVENTS.plan:
+        return this._plan(p);
+      case EVENTS.usage:
+        return this._once(make.usageRow(this.runId, p));
+      case EVENTS.status:
+        return make.text(p.text)?.trim() ? this._add(make.noteRow(this.runId, row, 'status', make.text(p.text)!)) : undefined;
+      case EVENTS.compaction:
+        return this._add({ ...make.noteRow(this.runId, row, 'compaction', make.text(p.text) ?? ''), level: 'info' });
+    }
   }
-  const kind = str(p.type).toLowerCase();
-  if (kind.includes('interrupted')) {
-    const cause = str(p.interruption_cause) || str(p.cause) || 'unknown';
-    const text =
-      markerTextOfPayload(p) ?? interruptedMarkerText(cause, hasOutput(state));
-    return { kind: 'marker', id, variant: 'interrupted', text, cause };
+
+  /** Pair a completion by tid, else with the newest running card of that name without a provider tid. */
+  private _completeTool(p: make.Payload): void {
+    let card = p.tid ? this._tools.get(String(p.tid)) : undefined;
+    if (!card || card.status !== 'running') {
+      card = [...this._tools.values()]
+        .reverse()
+        .find(c => c.status === 'running' && c.tid.startsWith('journal-') && (!p.name || c.name === p.name));
+    }
+    if (card) {
+      this._update(this._tools, card.tid, make.completedTool(card, p));
+    }
   }
-  if (kind.includes('cancel')) {
-    return { kind: 'marker', id, variant: 'cancel', text: CANCEL_MARKER_TEXT };
+
+  private _approval(row: IJournalRow): void {
+    const id = make.cardId(row, 'approval_id');
+    const card = this._approvals.get(id);
+    if (row.payload.status === 'pending') {
+      return card ? undefined : this._addCard(this._approvals, id, make.approvalRow(this.runId, row));
+    }
+    if (card && card.status === 'pending') {
+      const choice = make.text(row.payload.choice) || UNANSWERED_CHOICE;
+      this._update(this._approvals, id, { ...card, status: 'resolved', choice, reason: make.text(row.payload.reason) });
+    }
   }
-  const hint = str(p.hint);
-  const message = str(p.message) || 'The run failed.';
-  return {
-    kind: 'marker',
-    id,
-    variant: 'error',
-    text: `**Error:** ${message}${hint ? `\n\n${hint}` : ''}`
-  };
+
+  private _clarify(row: IJournalRow): void {
+    const id = make.cardId(row, 'clarify_id');
+    const card = this._clarifies.get(id);
+    if (row.payload.status !== 'resolved') {
+      return card ? undefined : this._addCard(this._clarifies, id, make.clarifyRow(this.runId, row));
+    }
+    if (card && card.status === 'pending') {
+      this._update(this._clarifies, id, { ...card, status: 'resolved', answer: make.text(row.payload.answer) });
+    }
+  }
+
+  /** The first plan is placed where it came; later ones replace its items there. */
+  private _plan(p: make.Payload): void {
+    const items = make.planItems(p);
+    const id = `${this.runId}:plan`;
+    if (this._index.has(id)) {
+      this._replace({ kind: 'plan', id, items });
+    } else if (items.length) {
+      this._add({ kind: 'plan', id, items });
+    }
+  }
+
+  /** A row of which a run has one: added the first time, updated in place after. */
+  private _once(row: TranscriptRow): void {
+    this._index.has(row.id) ? this._replace(row) : this._add(row);
+  }
+
+  /** The open segment's rows: reasoning first, blank parts none. */
+  private _segmentRows(): TranscriptRow[] {
+    const rows: TranscriptRow[] = [];
+    const reasoning = this._reasoning.trim();
+    const text = this._text.trim();
+    if (reasoning) {
+      rows.push({ kind: 'reasoning', id: `${this.runId}:r:${this._n}`, text: reasoning });
+    }
+    if (text) {
+      rows.push({ kind: 'assistant', id: `${this.runId}:a:${this._n}`, text });
+    }
+    return rows;
+  }
+
+  /** Close the open segment; one that showed nothing keeps its ordinal for the next. */
+  private _flush(): void {
+    const rows = this._segmentRows();
+    this._text = '';
+    this._reasoning = '';
+    if (rows.length) {
+      this._n += 1;
+      rows.forEach(row => this._append(row));
+    }
+  }
+
+  private _add(row: TranscriptRow): void {
+    this._flush();
+    this._append(row);
+  }
+
+  private _addCard<T extends TranscriptRow>(cards: Map<string, T>, key: string, row: T): void {
+    cards.set(key, row);
+    this._add(row);
+  }
+
+  private _update<T extends TranscriptRow>(cards: Map<string, T>, key: string, row: T): void {
+    cards.set(key, row);
+    this._replace(row);
+  }
+
+  /** Rows as shown: at the end of a run, the open segment closed, unanswered cards resolved, the ending last. */
+  private _compute(): TranscriptRow[] {
+    const rows = [...this._rows, ...this._segmentRows()];
+    const verdict = this._verdict;
+    if (!this._terminal && !verdict) {
+      return rows;
+    }
+    const closed = rows.map(row => {
+      if (row.kind === 'approval' && row.status === 'pending') {
+        return { ...row, status: 'resolved' as const, choice: UNANSWERED_CHOICE, reason: UNANSWERED_REASON };
+      }
+      return row.kind === 'clarify' && row.status === 'pending' ? { ...row, status: 'resolved' as const, answer: null } : row;
+    });
+    if (!this._terminal) {
+      return verdict?.marker ? [...closed, make.terminalMarker(this.runId, { marker: verdict.marker })] : closed;
+    }
+    return [...closed, ...this._ending(this._terminal)];
+  }
+
+  /** A completed run ends with nothing, the tool limit with a warning note, anything else with its marker. */
+  private _ending(row: IJournalRow): TranscriptRow[] {
+    const p = row.payload ?? {};
+    const state = row.terminal_state ?? (row.event === EVENTS.done || row.event === EVENTS.streamEnd ? 'completed' : null);
+    if (state === 'tool_limit_reached') {
+      return [{ ...make.noteRow(this.runId, row, 'status', make.text(p.message) ?? ''), level: 'warning' }];
+    }
+    return state === 'completed' ? [] : [make.terminalMarker(this.runId, p)];
+  }
+
+  private _append(row: TranscriptRow): void {
+    this._index.set(row.id, this._rows.length);
+    this._rows.push(row);
+    this._changed();
+  }
+
+  private _replace(row: TranscriptRow): void {
+    const at = this._index.get(row.id);
+    if (at !== undefined) {
+      this._rows[at] = row;
+      this._changed();
+    }
+  }
+
+  private _changed(): void {
+    this._snapshot = null;
+    this._version += 1;
+  }
+
+  private _rows: TranscriptRow[] = [];
+  private _index = new Map<string, number>();
+  private _tools = new Map<string, IToolRow>();
+  private _approvals = new Map<string, IApprovalRow>();
+  private _clarifies = new Map<string, IClarifyRow>();
+  private _snapshot: readonly TranscriptRow[] | null = null;
+  private _version = 0;
+  private _lastSeq = 0;
+  private _terminal: IJournalRow | null = null;
+  private _settled: ISettledMessage | null = null;
+  private _verdict: IRunInfo | null = null;
+  /** The open text segment: its ordinal and the raw text and reasoning so far. */
+  private _n = 0;
+  private _text = '';
+  private _reasoning = '';
 }

@@ -1,17 +1,17 @@
 /**
  * Notebook recovery: when a notebook opens, and when its kernel restarts or
- * dies, every hermes output whose status is not final is rebuilt from the run
- * journal (the client-side twin of `jupyter hermes recover`) and the notebook is
- * marked dirty so that a save keeps the result.
+ * dies, every hermes output whose status is not final and whose run has
+ * settled gets the server's bundle (the same bytes `jupyter hermes recover` and
+ * `POST notebooks/recover` write), and the notebook is marked dirty so that a
+ * save keeps the result.
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import type { ICodeCellModel } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { HermesClient } from '../api/client';
-import { isFinalStatus } from '../api/contract';
-import { recoverRunBundle } from '../model/output-recovery';
-import { MimeBundle, isUnfinishedRun, readRunPayload } from '../model/run-bundle';
+import { MimeBundle, isFinalStatus } from '../api/contract';
+import { isUnfinishedRun, readRunPayload, settledBundle } from '../model/run-output';
 
 /**
  * Delays (ms) of the scans after a kernel restart: the server settles the runs
@@ -33,10 +33,10 @@ export class NotebookRecovery {
   }
 
   /**
-   * Rebuild the unfinished hermes outputs of `panel` whose runs have ended.
+   * Write the server's bundle into the unfinished hermes outputs of `panel` whose runs have settled.
    * Returns how many unfinished outputs are still live on the server.
    */
-  async scan(panel: NotebookPanel, cause = 'unknown'): Promise<number> {
+  async scan(panel: NotebookPanel): Promise<number> {
     const model = panel.model;
     if (!model || panel.isDisposed) {
       return 0;
@@ -56,7 +56,7 @@ export class NotebookRecovery {
         }
         let bundle: MimeBundle | null = null;
         try {
-          bundle = await recoverRunBundle(this._client, payload, cause);
+          bundle = await settledBundle(this._client, payload.run_id);
         } catch (error) {
           console.warn(`hermes-jupyter: cannot recover run ${payload.run_id}`, error);
         }
@@ -85,7 +85,7 @@ export class NotebookRecovery {
     try {
       for (const delay of RESTART_SCAN_DELAYS_MS) {
         await new Promise(resolve => setTimeout(resolve, delay));
-        if (panel.isDisposed || (await this.scan(panel, 'kernel_restart')) === 0) {
+        if (panel.isDisposed || (await this.scan(panel)) === 0) {
           return;
         }
       }

@@ -3,8 +3,8 @@
  *
  * It shows the run's journal from the server and, while the run is live,
  * follows its stream by run_id: no kernel needed. When a run it saw unfinished
- * ends, it writes the final static bundle into the output model, so the next
- * save of the notebook keeps it.
+ * settles, it writes the server's bundle (from the verdict) into the output
+ * model, so the next save of the notebook keeps exactly what the server renders.
  */
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
@@ -12,10 +12,10 @@ import { ReactWidget } from '@jupyterlab/ui-components';
 import React from 'react';
 
 import { HermesClient } from '../api/client';
-import { IRunOutputPayload, isFinalStatus } from '../api/contract';
+import { IRunOutputPayload, MimeBundle, isFinalStatus } from '../api/contract';
 import { RunView } from '../components/run-output/run-view';
-import { buildRunBundle, readRunPayload } from '../model/run-bundle';
 import { RunFollower } from '../model/run-follower';
+import { readRunPayload, savedText } from '../model/run-output';
 
 export interface IRunOutputOptions {
   client: HermesClient;
@@ -32,19 +32,15 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
     this._model = model;
-    const data = model.data as { [mime: string]: unknown };
-    const markdown = data['text/markdown'] ?? data['text/plain'];
-    this._saved = typeof markdown === 'string' ? markdown : '';
+    const data = model.data as MimeBundle;
+    this._saved = savedText(data);
     const payload = readRunPayload(data);
     this._payload = payload;
     if (!payload) {
       this._setFollower(null);
     } else if (this._follower?.runId !== payload.run_id) {
-      const follower = new RunFollower({
-        client: this._options.client,
-        runId: payload.run_id,
-        live: !isFinalStatus(payload.status)
-      });
+      const live = !isFinalStatus(payload.status);
+      const follower = new RunFollower({ client: this._options.client, runId: payload.run_id, live });
       this._setFollower(follower);
       follower.changed.connect(this._onFollowerChanged, this);
       void follower.start();
@@ -61,7 +57,7 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
     return (
       <RunView
         follower={this._follower}
-        runId={this._payload?.run_id ?? ''}
+        payload={this._payload}
         savedMarkdown={this._saved}
         rendermime={this._options.rendermime}
       />
@@ -69,22 +65,32 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
   }
 
   private _onFollowerChanged(follower: RunFollower): void {
-    if (follower !== this._follower || follower.state !== 'ended') {
-      return;
+    if (follower === this._follower && follower.state === 'ended' && !this._writing) {
+      this._writing = true;
+      void this._writeBundle(follower).finally(() => (this._writing = false));
     }
-    const model = this._model;
-    const current = readRunPayload(model?.data as { [mime: string]: unknown });
-    if (!model || !current || current.run_id !== follower.runId || isFinalStatus(current.status)) {
-      return;
-    }
-    const payload: IRunOutputPayload = {
-      run_id: follower.runId,
-      session_id: follower.sessionId ?? current.session_id,
-      seq: current.seq,
-      status: follower.status
+  }
+
+  /** The run this output saw unfinished has settled: write the server's bundle, once. */
+  private async _writeBundle(follower: RunFollower): Promise<void> {
+    const unfinished = () => {
+      const current = readRunPayload(this._model?.data as MimeBundle);
+      return !!current && current.run_id === follower.runId && !isFinalStatus(current.status);
     };
-    model.setData({ data: buildRunBundle(payload, follower.transcript) as never });
-    this._options.onFinalWritten?.(this);
+    if (!unfinished() || !isFinalStatus(follower.status)) {
+      return;
+    }
+    let bundle: MimeBundle;
+    try {
+      bundle = await follower.bundle();
+    } catch (error) {
+      console.warn(`hermes-jupyter: no bundle for run ${follower.runId}`, error);
+      return;
+    }
+    if (this._model && follower === this._follower && unfinished()) {
+      this._model.setData({ data: bundle as never });
+      this._options.onFinalWritten?.(this);
+    }
   }
 
   private _setFollower(follower: RunFollower | null): void {
@@ -97,5 +103,6 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
   private _model: IRenderMime.IMimeModel | null = null;
   private _payload: IRunOutputPayload | null = null;
   private _saved = '';
+  private _writing = false;
   private _follower: RunFollower | null = null;
 }

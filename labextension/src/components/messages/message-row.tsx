@@ -1,32 +1,48 @@
 /**
- * One display row. Memoised on the row object: rows are immutable, so only a
- * changed row (usually the streaming one) re-renders.
+ * One display row, by kind. Memoised on the row object: rows are immutable, so
+ * only a changed row (usually the streaming one) re-renders.
  */
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import React from 'react';
 
-import { DisplayRow, IAssistantRow, IUserRow } from '../../model/rows';
-import { Marker } from '../marker';
-import { ToolCard } from '../tool-card';
+import { DisplayRow, IStoredAssistantRow, IUserRow } from '../../api/rows';
+import { ApprovalCard } from '../cards/approval-card';
+import { ClarifyCard } from '../cards/clarify-card';
+import { Marker } from '../cards/marker';
+import { Note, UsageFooter } from '../cards/notes';
+import { PlanChecklist } from '../cards/plan';
+import { ToolCard } from '../cards/tool-card';
 import { Markdown } from './markdown';
 import { Reasoning } from './reasoning';
 
 export interface IMessageRowProps {
   row: DisplayRow;
   rendermime: IRenderMimeRegistry;
+  /** The row still receives tokens. */
+  streaming?: boolean;
 }
 
-export const MessageRow = React.memo(function MessageRow(
-  props: IMessageRowProps
-): JSX.Element {
-  const { row, rendermime } = props;
+export const MessageRow = React.memo(function MessageRow(props: IMessageRowProps): JSX.Element {
+  const { row, rendermime, streaming } = props;
   switch (row.kind) {
     case 'user':
       return <UserMessage row={row} />;
     case 'assistant':
-      return <AssistantMessage row={row} rendermime={rendermime} />;
+      return <AssistantMessage row={row} rendermime={rendermime} streaming={streaming} />;
+    case 'reasoning':
+      return <Reasoning text={row.text} streaming={streaming} />;
     case 'tool':
       return <ToolCard row={row} />;
+    case 'approval':
+      return <ApprovalCard row={row} />;
+    case 'clarify':
+      return <ClarifyCard row={row} />;
+    case 'plan':
+      return <PlanChecklist row={row} />;
+    case 'usage':
+      return <UsageFooter row={row} />;
+    case 'note':
+      return <Note row={row} />;
     case 'marker':
       return <Marker row={row} rendermime={rendermime} />;
   }
@@ -56,30 +72,23 @@ function UserMessage(props: { row: IUserRow }): JSX.Element {
 }
 
 function AssistantMessage(props: {
-  row: IAssistantRow;
+  row: IStoredAssistantRow;
   rendermime: IRenderMimeRegistry;
+  streaming?: boolean;
 }): JSX.Element {
-  const { row, rendermime } = props;
+  const { row, rendermime, streaming } = props;
   const tags = [row.partial ? 'partial' : '', row.recovered ? 'recovered' : ''].filter(Boolean);
   return (
     <div
       className="jp-HermesMessage jp-HermesMessage-assistant"
       data-role="assistant"
       data-row-id={row.id}
-      data-streaming={row.streaming ? 'true' : 'false'}
+      data-streaming={streaming ? 'true' : 'false'}
       data-partial={row.partial ? 'true' : 'false'}
       data-recovered={row.recovered ? 'true' : 'false'}
     >
       {tags.length > 0 && <div className="jp-HermesMessage-tag">{tags.join(' · ')}</div>}
-      {row.reasoning && <Reasoning text={row.reasoning} streaming={row.streaming && !row.text} />}
-      {row.text && (
-        <Markdown
-          className="jp-HermesMessage-content"
-          text={row.text}
-          rendermime={rendermime}
-          streaming={row.streaming}
-        />
-      )}
+      <Markdown className="jp-HermesMessage-content" text={row.text} rendermime={rendermime} streaming={streaming} />
     </div>
   );
 }

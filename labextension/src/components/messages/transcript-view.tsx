@@ -7,7 +7,7 @@
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import React, { useEffect, useLayoutEffect, useRef, useState } from 'react';
 
-import { DisplayRow } from '../../model/rows';
+import { DisplayRow } from '../../api/rows';
 import { MessageRow } from './message-row';
 
 /** Rows mounted at first, and added per page when scrolling up. */
@@ -20,6 +20,8 @@ export interface ITranscriptViewProps {
   rendermime: IRenderMimeRegistry;
   /** Changing this resets the window (another session was opened). */
   resetKey: string;
+  /** Id of the row still receiving tokens. */
+  streamingId?: string | null;
   testId?: string;
 }
 
@@ -142,7 +144,7 @@ export function TranscriptView(props: ITranscriptViewProps): JSX.Element {
       )}
       <div className="jp-HermesTranscript-rows" ref={content}>
         {rows.slice(start).map(row => (
-          <MessageRow key={row.id} row={row} rendermime={rendermime} />
+          <MessageRow key={row.id} row={row} rendermime={rendermime} streaming={row.id === props.streamingId} />
         ))}
       </div>
     </div>

@@ -1,50 +1,59 @@
 /**
- * A run's transcript inside a notebook output. Until the server answers (or if
- * it cannot), the markdown saved in the output is shown instead: never an error
- * in place of the text.
+ * A run's transcript inside a notebook output. Until the server answers, or if
+ * it does not know the run (a notebook saved elsewhere), the answer saved in
+ * the output is shown with a quiet "saved" note: never an error in its place.
  */
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import React from 'react';
 
+import { IRunOutputPayload } from '../../api/contract';
 import { RunFollower } from '../../model/run-follower';
-import { MessageRow } from '../messages/message-row';
-import { ApprovalContext } from '../approval-context';
+import { CardActions } from '../cards/card-actions';
 import { Markdown } from '../messages/markdown';
+import { MessageRow } from '../messages/message-row';
 import { useSignal } from '../use-signal';
 
 const STATE_TEXT: { [state: string]: string } = {
   loading: 'loading…',
   live: 'streaming…',
-  reconnecting: 'reconnecting…'
+  reconnecting: 'reconnecting…',
+  failed: 'saved'
 };
 
 export interface IRunViewProps {
   follower: RunFollower | null;
-  runId: string;
+  payload: IRunOutputPayload | null;
   /** The text saved in the output bundle. */
   savedMarkdown: string;
   rendermime: IRenderMimeRegistry;
 }
 
 export function RunView(props: IRunViewProps): JSX.Element {
-  const { follower, rendermime, savedMarkdown } = props;
+  const { follower, rendermime, savedMarkdown, payload } = props;
   useSignal(follower?.changed ?? null);
   const state = follower?.state ?? 'failed';
   const rows = follower?.transcript.rows ?? [];
-  const status = follower && state === 'ended' ? follower.status : state === 'failed' ? 'unavailable' : 'running';
-  const useSaved = rows.length === 0 && (state !== 'ended' || !!savedMarkdown);
+  const ended = !!follower && state === 'ended';
+  const status = ended ? follower.status : state === 'failed' ? (payload?.status ?? 'completed') : 'running';
+  const useSaved = state === 'failed' || (rows.length === 0 && (!ended || !!savedMarkdown));
+  const streamingId = follower?.transcript.streamingId ?? null;
 
   return (
     <div
       className="jp-HermesRunOutput-body"
       data-testid="hermes-run-output"
-      data-run-id={props.runId}
+      data-run-id={payload?.run_id ?? ''}
       data-status={status}
       data-follow-state={state}
+      data-saved={state === 'failed' ? 'true' : 'false'}
     >
       <div className="jp-HermesRunOutput-header">
         <span className="jp-HermesRunOutput-label">Hermes</span>
-        <span className={`jp-HermesPill jp-mod-${status}`} data-testid="hermes-run-status">
+        <span
+          className={`jp-HermesPill jp-mod-${state === 'failed' ? 'saved' : status}`}
+          data-testid="hermes-run-status"
+          title={state === 'failed' ? savedTitle(follower) : undefined}
+        >
           {STATE_TEXT[state] ?? status}
         </span>
       </div>
@@ -53,15 +62,20 @@ export function RunView(props: IRunViewProps): JSX.Element {
           <Markdown text={savedMarkdown} rendermime={rendermime} className="jp-HermesRunOutput-saved" />
         ) : null
       ) : (
-        <ApprovalContext.Provider value={follower?.answerApproval ?? null}>
-          {rows.map(row => <MessageRow key={row.id} row={row} rendermime={rendermime} />)}
-        </ApprovalContext.Provider>
-      )}
-      {state === 'failed' && follower?.error && (
-        <div className="jp-HermesRunOutput-notice" data-testid="hermes-run-notice">
-          Live run unavailable: {follower.error}. Showing the output saved in the notebook.
-        </div>
+        <CardActions.Provider value={follower?.cardActions ?? {}}>
+          {rows.map(row => (
+            <MessageRow key={row.id} row={row} rendermime={rendermime} streaming={row.id === streamingId} />
+          ))}
+        </CardActions.Provider>
       )}
     </div>
   );
+}
+
+/** The details of a saved output's note (hover), in plain words. */
+function savedTitle(follower: RunFollower | null): string {
+  if (!follower || follower.notFound) {
+    return 'The answer saved in this notebook. This server has no record of the run.';
+  }
+  return `The answer saved in this notebook; the live run cannot be shown (${follower.error ?? 'no connection'}).`;
 }

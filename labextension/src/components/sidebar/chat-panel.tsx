@@ -5,7 +5,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import React from 'react';
 
 import { ChatModel } from '../../model/chat';
-import { ApprovalContext } from '../approval-context';
+import { CardActions } from '../cards/card-actions';
 import { TranscriptView } from '../messages/transcript-view';
 import { Composer } from '../composer/composer';
 import { useSignal } from '../use-signal';
@@ -64,13 +64,14 @@ export function ChatPanel(props: {
           Start a new session, or just type a message below.
         </div>
       ) : (
-        <ApprovalContext.Provider value={model.answerApproval}>
+        <CardActions.Provider value={model.cardActions}>
           <TranscriptView
             rows={model.rows}
             rendermime={rendermime}
             resetKey={model.sessionId ?? ''}
+            streamingId={model.streamingId}
           />
-        </ApprovalContext.Provider>
+        </CardActions.Provider>
       )}
       <Composer
         streaming={streaming}

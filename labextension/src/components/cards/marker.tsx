@@ -1,18 +1,12 @@
 /**
- * Interrupted, cancel, error and info markers: styled as notices, never as an answer.
+ * Interrupted, cancelled and error markers, worded by the server: styled as
+ * notices, never as an answer.
  */
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import React from 'react';
 
-import { IMarkerRow } from '../model/rows';
-import { Markdown } from './messages/markdown';
-
-const TITLES: { [variant: string]: string } = {
-  interrupted: 'Interrupted',
-  cancel: 'Cancelled',
-  error: 'Error',
-  info: 'Notice'
-};
+import { IMarkerRow } from '../../api/rows';
+import { Markdown } from '../messages/markdown';
 
 export const Marker = React.memo(function Marker(props: {
   row: IMarkerRow;
@@ -28,10 +22,6 @@ export const Marker = React.memo(function Marker(props: {
       data-row-id={row.id}
       role="status"
     >
-      <div className="jp-HermesMarker-title">
-        {TITLES[row.variant]}
-        {row.pendingRetry ? ' · recovery pending, reload to retry' : ''}
-      </div>
       <Markdown text={row.text} rendermime={rendermime} />
     </div>
   );

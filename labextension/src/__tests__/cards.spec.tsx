@@ -1,0 +1,53 @@
+/**
+ * The §9 cards render what their rows say (server-side rendering: no DOM needed).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import React from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+
+import { ApprovalCard } from '../components/cards/approval-card';
+import { CardActions } from '../components/cards/card-actions';
+import { ClarifyCard } from '../components/cards/clarify-card';
+import { Note, UsageFooter } from '../components/cards/notes';
+import { PlanChecklist } from '../components/cards/plan';
+import { ToolCard } from '../components/cards/tool-card';
+
+const html = (element: JSX.Element) => renderToStaticMarkup(element);
+
+test('a plan is a checklist with each item in its state', () => {
+  const out = html(
+    <PlanChecklist row={{ kind: 'plan', id: 'r:plan', items: [
+      { text: 'Load', status: 'completed' }, { text: 'Plot', status: 'in_progress' }] }} />
+  );
+  assert.match(out, /data-status="completed"[^]*Load[^]*data-status="in_progress"[^]*Plot/);
+});
+
+test('a pending question shows its choices, disabled until a view can answer', () => {
+  const row = { kind: 'clarify' as const, id: 'r:clarify:q', clarify_id: 'q', question: 'Which file?',
+    choices: ['a.csv', 'b.csv'], status: 'pending' as const, answer: null };
+  assert.match(html(<ClarifyCard row={row} />), /Which file\?[^]*disabled=""[^]*a\.csv/);
+  const answerable = html(
+    <CardActions.Provider value={{ answerClarify: async () => null }}><ClarifyCard row={row} /></CardActions.Provider>
+  );
+  assert.doesNotMatch(answerable, /disabled/);
+  assert.match(html(<ClarifyCard row={{ ...row, status: 'resolved' }} />), /Not answered\./);
+});
+
+test('usage is one quiet line; notes keep their level', () => {
+  const usage = html(<UsageFooter row={{ kind: 'usage', id: 'r:usage', input_tokens: 1200, output_tokens: 30,
+    cached_tokens: null, cost_usd: 0.0012, duration_s: 2.5, model: 'm1' }} />);
+  assert.match(usage, /m1 · 1\.2k in · 30 out · \$0\.0012 · 2\.5 s/);
+  const note = html(<Note row={{ kind: 'note', id: 'r:note:3', variant: 'compaction', level: 'info', text: 'Compacted.' }} />);
+  assert.match(note, /data-variant="compaction"[^]*Compacted\./);
+});
+
+test('an answered approval and its done tool are two cards with their own states', () => {
+  const tool = html(<ToolCard row={{ kind: 'tool', id: 'r:tool:t', tid: 't', name: 'terminal', args: null,
+    preview: 'ok', status: 'done', duration_s: 0 }} />);
+  assert.match(tool, /data-state="done"/);
+  const approval = html(<ApprovalCard row={{ kind: 'approval', id: 'r:approval:a', approval_id: 'a',
+    description: 'Delete', command: 'rm x', choices: ['allow_once', 'deny'], status: 'resolved',
+    choice: 'allow_once', reason: 'answered' }} />);
+  assert.match(approval, /data-state="resolved"[^]*answered: Allow once[^]*data-choice="allow_once"/);
+});

@@ -1,0 +1,61 @@
+/**
+ * Golden-fixture parity: every journal in tests/fixtures/journals, replayed
+ * through the live fold, yields exactly the rows the server's fold wrote as
+ * "live"; the settled message built from "transcript" then yields its rows.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { test } from 'node:test';
+
+import { IJournalRow, ISettledMessage } from '../api/contract';
+import { LiveTranscript } from '../model/transcript';
+
+/** The repository's fixtures (HERMES_FIXTURES_DIR overrides, e.g. while they are being made). */
+const DIR = process.env.HERMES_FIXTURES_DIR ?? resolve(__dirname, '../../../tests/fixtures/journals');
+
+/** Rows of a .jsonl file; a torn last line is what a crash leaves, and is skipped like the server does. */
+function journalRows(text: string): IJournalRow[] {
+  const rows: IJournalRow[] = [];
+  for (const line of text.split('\n')) {
+    try {
+      const row = JSON.parse(line);
+      if (row && typeof row.event_id === 'string') {
+        rows.push(row);
+      }
+    } catch {
+      // blank or torn
+    }
+  }
+  return rows;
+}
+
+const scenarios = (existsSync(DIR) ? readdirSync(DIR) : [])
+  .filter(name => name.endsWith('.jsonl'))
+  .map(name => name.slice(0, -'.jsonl'.length))
+  .sort();
+
+test('the fixture directory holds journal scenarios', () => {
+  assert.ok(scenarios.length >= 2, `no fixtures in ${DIR}`);
+});
+
+for (const name of scenarios) {
+  test(`fixture ${name}: the live fold matches the server's rows, live and settled`, () => {
+    const expected = JSON.parse(readFileSync(join(DIR, `${name}.expected.json`), 'utf-8'));
+    const rows = journalRows(readFileSync(join(DIR, `${name}.jsonl`), 'utf-8'));
+    const fold = new LiveTranscript(expected.transcript.run_id);
+    rows.forEach(row => fold.apply(row));
+    assert.deepEqual(fold.rows, expected.live);
+    const settled: ISettledMessage = {
+      settled: true,
+      run_id: expected.transcript.run_id,
+      session_id: expected.transcript.session_id,
+      status: expected.transcript.status,
+      transcript: expected.transcript,
+      bundle: expected.bundle
+    };
+    fold.settle(settled);
+    assert.deepEqual(fold.rows, expected.transcript.rows);
+    assert.equal(fold.status, expected.transcript.status);
+  });
+}

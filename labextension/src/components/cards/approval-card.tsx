@@ -1,0 +1,93 @@
+/**
+ * An approval the agent asked for: its buttons while pending (nothing runs
+ * until a click), then how it was answered.
+ */
+import React from 'react';
+
+import { IApprovalRow } from '../../api/rows';
+import { CardActions } from './card-actions';
+
+const CHOICE_LABELS: { [choice: string]: string } = {
+  allow_once: 'Allow once',
+  allow_session: 'Allow for this session',
+  allow_always: 'Always allow',
+  deny: 'Deny'
+};
+
+function label(choice: string | null): string {
+  return CHOICE_LABELS[choice ?? 'deny'] ?? choice ?? '';
+}
+
+export const ApprovalCard = React.memo(function ApprovalCard(props: { row: IApprovalRow }): JSX.Element {
+  const { row } = props;
+  const pending = row.status === 'pending';
+  return (
+    <details
+      open={pending}
+      className={`jp-HermesToolCard jp-HermesApprovalCard jp-mod-${pending ? 'running' : row.choice === 'deny' ? 'error' : 'done'}`}
+      data-testid="hermes-approval-card"
+      data-approval-id={row.approval_id}
+      data-state={row.status}
+      data-row-id={row.id}
+    >
+      <summary>
+        <span className="jp-HermesToolCard-name">approval</span>
+        {row.description && <span className="jp-HermesToolCard-args">{row.description}</span>}
+        <span className="jp-HermesToolCard-state">
+          {pending ? 'waiting for your answer' : `answered: ${label(row.choice)}`}
+        </span>
+      </summary>
+      {row.command && <pre className="jp-HermesToolCard-detail">{row.command}</pre>}
+      {pending ? <Answers row={row} /> : <Answered row={row} />}
+    </details>
+  );
+});
+
+function Answered(props: { row: IApprovalRow }): JSX.Element {
+  const { row } = props;
+  return (
+    <div className="jp-HermesApproval" data-testid="hermes-approval" data-choice={row.choice ?? ''}>
+      {label(row.choice)}
+      {row.reason && row.reason !== 'answered' ? ` (${row.reason})` : ''}
+    </div>
+  );
+}
+
+function Answers(props: { row: IApprovalRow }): JSX.Element | null {
+  const { answerApproval } = React.useContext(CardActions);
+  const [busy, setBusy] = React.useState(false);
+  const [error, setError] = React.useState('');
+  const { row } = props;
+  if (!answerApproval) {
+    return null;
+  }
+  const click = async (choice: string): Promise<void> => {
+    setBusy(true);
+    setError('');
+    try {
+      await answerApproval(row.approval_id, choice);
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <div className="jp-HermesApproval" data-testid="hermes-approval" data-pending="true">
+      {row.choices.map(choice => (
+        <button
+          key={choice}
+          className={`jp-HermesButton jp-mod-${choice === 'deny' ? 'reject' : 'accept'}`}
+          data-testid={`hermes-approval-${choice}`}
+          disabled={busy}
+          onClick={event => {
+            event.preventDefault();
+            void click(choice);
+          }}
+        >
+          {label(choice)}
+        </button>
+      ))}
+      {error && <span className="jp-HermesError">{error}</span>}
+    </div>
+  );
+}

@@ -1,0 +1,153 @@
+/**
+ * Journal payload → transcript row, one pure function per kind (docs/transcript.md).
+ * The live fold (transcript.ts) decides where rows go; these only read payloads,
+ * the way the server's fold reads them (same defaults, same coercions).
+ */
+import { IJournalRow } from '../api/contract';
+import {
+  IApprovalRow,
+  IClarifyRow,
+  IMarkerRow,
+  INoteRow,
+  IPlanItem,
+  IToolRow,
+  IUsageRow,
+  MarkerVariant
+} from '../api/rows';
+
+export type Payload = { [key: string]: unknown };
+
+/** A string, a non-string made one, or null when absent. */
+export function text(value: unknown): string | null {
+  return value === null || value === undefined ? null : typeof value === 'string' ? value : String(value);
+}
+
+function int(value: unknown): number | null {
+  return Number.isInteger(value) ? (value as number) : null;
+}
+
+function num(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.map(String) : [];
+}
+
+/** A card's own id: the payload's, else one made from the row's seq. */
+export function cardId(row: IJournalRow, key: 'tid' | 'approval_id' | 'clarify_id'): string {
+  return text(row.payload[key]) || `journal-${row.seq}`;
+}
+
+export function toolRow(runId: string, row: IJournalRow): IToolRow {
+  const p = row.payload;
+  const tid = cardId(row, 'tid');
+  const args = p.args && typeof p.args === 'object' && !Array.isArray(p.args) ? p.args : null;
+  return {
+    kind: 'tool',
+    id: `${runId}:tool:${tid}`,
+    tid,
+    name: text(p.name) || 'tool',
+    args: args as IToolRow['args'],
+    preview: text(p.preview),
+    status: 'running',
+    duration_s: null
+  };
+}
+
+export function completedTool(card: IToolRow, p: Payload): IToolRow {
+  return {
+    ...card,
+    status: p.is_error ? 'error' : 'done',
+    preview: text(p.preview) ?? card.preview,
+    duration_s: num(p.duration) ?? card.duration_s
+  };
+}
+
+export function approvalRow(runId: string, row: IJournalRow): IApprovalRow {
+  const p = row.payload;
+  const id = cardId(row, 'approval_id');
+  return {
+    kind: 'approval',
+    id: `${runId}:approval:${id}`,
+    approval_id: id,
+    description: text(p.description),
+    command: text(p.command),
+    choices: strings(p.choices !== undefined ? p.choices : p.options),
+    status: 'pending',
+    choice: null,
+    reason: null
+  };
+}
+
+export function clarifyRow(runId: string, row: IJournalRow): IClarifyRow {
+  const id = cardId(row, 'clarify_id');
+  return {
+    kind: 'clarify',
+    id: `${runId}:clarify:${id}`,
+    clarify_id: id,
+    question: text(row.payload.question) || '',
+    choices: strings(row.payload.choices),
+    status: 'pending',
+    answer: null
+  };
+}
+
+/** Plan items; the Hermes Agent todo tool's `entries: [{content, status}]` shape too. Blank items are dropped. */
+export function planItems(p: Payload): IPlanItem[] {
+  let raw = p.items;
+  let key = 'text';
+  if (!Array.isArray(raw)) {
+    raw = p.entries;
+    key = 'content';
+  }
+  const items: IPlanItem[] = [];
+  for (const item of Array.isArray(raw) ? raw : []) {
+    if (!item || typeof item !== 'object' || Array.isArray(item)) {
+      continue;
+    }
+    const value = text(item[key] !== undefined ? item[key] : item.text);
+    if (value && value.trim()) {
+      const status = item.status === 'in_progress' || item.status === 'completed' ? item.status : 'pending';
+      items.push({ text: value.trim(), status });
+    }
+  }
+  return items;
+}
+
+export function usageRow(runId: string, p: Payload): IUsageRow {
+  return {
+    kind: 'usage',
+    id: `${runId}:usage`,
+    input_tokens: int(p.input_tokens) ?? 0,
+    output_tokens: int(p.output_tokens) ?? 0,
+    cached_tokens: int(p.cached_tokens),
+    cost_usd: num(p.cost_usd),
+    duration_s: num(p.duration_s),
+    model: text(p.model)
+  };
+}
+
+/** A note: the server's words (`payload.text`, or the terminal row's message at the tool limit). */
+export function noteRow(
+  runId: string,
+  row: IJournalRow,
+  variant: INoteRow['variant'],
+  words: string
+): INoteRow {
+  const level = row.payload.level === 'warning' ? 'warning' : 'info';
+  return { kind: 'note', id: `${runId}:note:${row.seq}`, variant, level, text: words };
+}
+
+const VARIANTS: ReadonlySet<unknown> = new Set<MarkerVariant>(['interrupted', 'cancelled', 'error']);
+
+/** The marker the server wrote (`payload.marker`); a foreign row without one shows its message as an error. */
+export function terminalMarker(runId: string, p: Payload): IMarkerRow {
+  const m = (p.marker && typeof p.marker === 'object' ? p.marker : {}) as Payload;
+  const id = `${runId}:marker`;
+  if (VARIANTS.has(m.variant) && typeof m.text === 'string' && m.text) {
+    const cause = typeof m.cause === 'string' ? m.cause : null;
+    return { kind: 'marker', id, variant: m.variant as MarkerVariant, text: m.text, cause };
+  }
+  return { kind: 'marker', id, variant: 'error', text: text(p.message) ?? '', cause: null };
+}
