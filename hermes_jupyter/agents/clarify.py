@@ -67,9 +67,14 @@ class ClarifyBroker:
 
     async def request(self, sink: EventSink, request: ClarifyRequest) -> str | None:
         """For our own agents (the demo): journal the question, wait, journal the outcome; the answer or None."""
-        async def resolve() -> dict[str, Any]:
-            return resolved_payload(request.clarify_id, *await collect(self.ask, request))
+        return await ask_journaled(sink, self.ask, request)
 
-        resolved = await journaled(sink, CLARIFY, pending_payload(request), resolve)
-        answer = resolved["answer"]
-        return answer if isinstance(answer, str) else None
+
+async def ask_journaled(sink: EventSink, handler: ClarifyHandler | None, request: ClarifyRequest) -> str | None:
+    """Journal the question, collect the answer through `handler`, journal the outcome; the answer or None."""
+    async def resolve() -> dict[str, Any]:
+        return resolved_payload(request.clarify_id, *await collect(handler, request))
+
+    resolved = await journaled(sink, CLARIFY, pending_payload(request), resolve)
+    answer = resolved["answer"]
+    return answer if isinstance(answer, str) else None

@@ -22,12 +22,14 @@ from traitlets import Enum, Float, Int, List, Unicode, default
 
 from ..agents.approvals import ApprovalBroker
 from ..agents.base import AgentBackend
+from ..agents.clarify import ClarifyBroker
 from ..agents.demo import DemoAgent
 from ..agents.openai import OpenAIAgent
 from ..journal import DURABILITY_POLICIES, Journals
 from ..liveness import LiveRuns
 from ..paths import core_transcript_dir, default_state_dir
 from ..recovery import Recovery, RecoveryPolicy
+from ..redact import Redactor, redact_logs
 from ..runs.manager import RunManager
 from ..store import SessionStore
 from .handlers import default_handlers
@@ -111,22 +113,34 @@ class HermesJupyter(ExtensionApp):
         )
         event_logger = getattr(self.serverapp, "event_logger", None)
         telemetry = Telemetry(event_logger)
-        approvals = ApprovalBroker()
+        approvals, clarify = ApprovalBroker(), ClarifyBroker()
+        backends = self._build_backends(approvals, clarify)
+        redactor = self._redactor(backends)
+        redact_logs(redactor)
         manager = RunManager(
-            store, journals, recovery, live, self._build_backends(approvals), default_backend=self.backend,
+            store, journals, recovery, live, backends, default_backend=self.backend,
             cancel_grace_s=self.cancel_grace, heartbeat_s=self.heartbeat_interval, on_lifecycle=telemetry.lifecycle,
+            redactor=redactor,
         )
         self.hermes = HermesServices(
             state_dir=state, store=store, journals=journals, live=live, recovery=recovery, manager=manager,
-            root_dir=Path(self.serverapp.root_dir), approvals=approvals, allowed_backends=list(self.allowed_backends),
-            default_backend=self.backend, max_body_bytes=self.max_request_bytes,
+            root_dir=Path(self.serverapp.root_dir), approvals=approvals, clarify=clarify,
+            allowed_backends=list(self.allowed_backends), default_backend=self.backend,
+            max_body_bytes=self.max_request_bytes,
         )
         self.settings["hermes"] = self.hermes
         if event_logger is not None:
             KernelWatcher(manager, self.kernel_restart_policy).listen(event_logger)
 
-    def _build_backends(self, approvals: ApprovalBroker) -> dict[str, AgentBackend]:
-        """The allowed backends, each wired to the approval broker (and the OpenAI one to the notebook tools)."""
+    def _redactor(self, backends: dict[str, AgentBackend]) -> Redactor:
+        """Known secrets: secret-named environment values, the backends' configured keys, the server token."""
+        assert self.serverapp is not None
+        keys = [getattr(b, "api_key", None) for b in backends.values()]
+        token = getattr(self.serverapp.identity_provider, "token", None)
+        return Redactor.from_environ(extra=[*(k for k in keys if isinstance(k, str)), token])
+
+    def _build_backends(self, approvals: ApprovalBroker, clarify: ClarifyBroker) -> dict[str, AgentBackend]:
+        """The allowed backends, each wired to the approval and clarify brokers (and the notebook tools)."""
         from .notebook_access import make_tools_factory
 
         names = set(self.allowed_backends) | {self.backend}
@@ -141,10 +155,11 @@ class HermesJupyter(ExtensionApp):
                 backends[name] = classes[name](parent=self)
         demo = backends.get("demo")
         if isinstance(demo, DemoAgent):
-            demo.approvals = approvals
+            demo.approvals, demo.clarify = approvals, clarify
         hermes = backends.get("hermes")
         if hermes is not None:
             hermes.approval_handler = approvals.ask  # type: ignore[attr-defined]
+            hermes.clarify_handler = clarify.ask  # type: ignore[attr-defined]
         return backends
 
     def initialize_handlers(self) -> None:
@@ -160,9 +175,21 @@ class HermesJupyter(ExtensionApp):
         if token:
             os.environ["HERMES_JUPYTER_SERVER_TOKEN"] = token
         self._startup_scan = asyncio.ensure_future(self._repair_left_pending())
+        self._warm_start = asyncio.ensure_future(self._warm_hermes())
         _drain_on_sigint(serverapp)
         self._activity = PeriodicCallback(self._mark_activity, 30_000)
         self._activity.start()
+
+    async def _warm_hermes(self) -> None:
+        """With hermes as the default backend, start its process (and one agent) now, in the background,
+        so the first turn does not wait several seconds for them."""
+        hermes = self.hermes.manager.backends.get("hermes")
+        if self.backend != "hermes" or hermes is None or not getattr(hermes, "warm_start", False):
+            return
+        try:
+            await hermes.start()  # type: ignore[attr-defined]
+        except Exception:  # the first turn retries the spawn and reports the failure in plain words
+            self.log.warning("hermes_jupyter: warm start of the hermes backend failed", exc_info=True)
 
     def _mark_activity(self) -> None:
         """Active runs count as activity, so an idle culler never culls a server mid-run."""

@@ -17,6 +17,7 @@ from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
 from ..agents.approvals import UnknownApproval
+from ..agents.asks import AlreadyAnswered
 from ..agents.base import NotebookBinding
 from ..ids import InvalidId, validate_id
 from ..runs.manager import Draining, NothingToRetry, RunActive
@@ -27,6 +28,7 @@ from .services import HermesServices
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 _ERRORS: list[tuple[type[BaseException], int]] = [
+    (AlreadyAnswered, 409),  # before UnknownApproval, its base class
     (InvalidId, 400), (UnknownSession, 404), (UnknownRun, 404), (UnknownApproval, 404), (FileNotFoundError, 404),
     (RunActive, 409), (NothingToRetry, 409), (CorruptSession, 409), (Draining, 409),
     (ValueError, 400),
@@ -325,6 +327,24 @@ def _int_arg(handler: HermesHandler, name: str, default: int) -> int:
     return int(raw)
 
 
+class ClarifyAnswerHandler(HermesHandler):
+    """Answer a clarifying question: `{"answer": str}`; 404 if never asked, 409 if already answered or expired."""
+
+    auth_resource = "hermes:runs"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def post(self, run_id: str, clarify_id: str) -> None:
+        run_id = validate_id(run_id, "run id")
+        clarify_id = validate_id(clarify_id, "clarify id")
+        answer = _optional_str(self.json_body(), "answer", 8000)
+        if not answer or not answer.strip():
+            raise web.HTTPError(400, "%s", "answer is required (a non-empty string)")
+        self.hermes.clarify.answer(run_id, clarify_id, answer)
+        self.answer({"run_id": run_id, "clarify_id": clarify_id, "answer": answer})
+
+
 _ID = r"(?P<{}>[^/]+)"
 default_handlers = [
     (r"sessions", SessionRootHandler),
@@ -335,5 +355,6 @@ default_handlers = [
     (rf"runs/{_ID.format('run_id')}/events", RunEventsHandler),
     (rf"runs/{_ID.format('run_id')}/cancel", RunCancelHandler),
     (rf"runs/{_ID.format('run_id')}/approvals/{_ID.format('approval_id')}", ApprovalHandler),
+    (rf"runs/{_ID.format('run_id')}/clarify/{_ID.format('clarify_id')}", ClarifyAnswerHandler),
     (r"notebooks/recover", NotebookRecoverHandler),
 ]

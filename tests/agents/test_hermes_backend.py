@@ -147,7 +147,7 @@ def test_dangerous_command_asks_for_approval_denied_without_a_handler(hermes_age
             denied, sink = await _turn(agent, prompt, "run-deny")
             pending, resolved = sink.payloads("approval")
             assert pending["status"] == "pending" and str(victim) in pending["command"]
-            assert pending["options"] == ["allow_once", "deny"]
+            assert pending["choices"] == ["allow_once", "allow_session", "allow_always", "deny"]
             assert resolved == {"approval_id": pending["approval_id"], "status": "resolved",
                                 "choice": "deny", "reason": "no approval handler"}
             assert sink.payloads("tool_complete")[0]["is_error"] is True
@@ -204,7 +204,7 @@ def test_killed_agent_process_fails_the_turn_then_respawns(hermes_agent: Factory
             os.kill(doomed_pid, signal.SIGKILL)
             crashed = await asyncio.wait_for(running, 30)
             assert crashed.outcome == "crashed" and crashed.error.kind == "agent_crashed"
-            assert crashed.error is not None and "signal 9" in crashed.error.message
+            assert crashed.error is not None and "signal 9" in (crashed.error.detail or "")
             assert crashed.final_text.startswith("1 2 3")
             assert crashed.backend_session_id
 
@@ -291,7 +291,7 @@ def test_repeated_crashes_back_off_before_the_respawn() -> None:
         agent = _scripted_agent(respawn_backoff=0.5)
         try:
             first, _ = await _turn(agent, "die", "run-1")
-            assert first.outcome == "crashed" and first.error is not None and "code 7" in first.error.message
+            assert first.outcome == "crashed" and first.error is not None and "code 7" in (first.error.detail or "")
             started = time.monotonic()
             await _turn(agent, "die", "run-2")  # the first respawn is immediate
             assert time.monotonic() - started < 0.5
@@ -384,7 +384,7 @@ def test_missing_install_fails_the_turn_as_unavailable(tmp_path: Path) -> None:
     no_hermes = asyncio.run(scenario([sys.executable, str(RUNNER)]))  # our venv has no hermes-agent
     for result in (no_python, no_hermes):
         assert result.outcome == "errored" and result.error.kind == "agent_unavailable"
-    assert no_hermes.error is not None and "cannot import hermes-agent" in no_hermes.error.message
+    assert no_hermes.error is not None and "cannot import hermes-agent" in (no_hermes.error.detail or "")
 
 
 def test_translator_closes_tools_left_open_by_a_dead_process() -> None:
@@ -394,8 +394,8 @@ def test_translator_closes_tools_left_open_by_a_dead_process() -> None:
     translator.feed({"ev": "delta", "text": "Working"})
     translator.feed({"ev": "progress", "event": "tool.started", "name": "terminal", "preview": "make"})
     translator.feed({"ev": "tool_start", "tid": "call_1", "name": "terminal", "args": {"command": "make"}})
-    result = translator.cut_short(error="the Hermes Agent process was killed by signal 9",
-                                  error_type="agent_crashed", interrupted=False)
+    result = translator.cut_short(kind="agent_crashed", detail="the Hermes Agent process was killed by signal 9",
+                                  interrupted=False)
     assert sink.names() == ["token", "tool", "tool_complete"]
     assert sink.payloads("tool")[0]["preview"] == "make"
     assert sink.payloads("tool_complete")[0]["tid"] == "call_1"
