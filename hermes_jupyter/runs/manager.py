@@ -247,8 +247,8 @@ class RunManager:
             return failed_turn("internal", f"{type(exc).__name__}: {exc}")
 
     def _emit_usage(self, run: Run, result: TurnResult) -> None:
-        """The turn's `usage` event, once, before its terminal row (completed or errored turns)."""
-        if result.outcome not in ("completed", "errored"):
+        """The turn's `usage` event, once, before its terminal row (completed or errored turns that counted)."""
+        if result.outcome not in ("completed", "errored") or not result.usage:
             return
         model = getattr(run.backend, "model", None)
         run.sink.emit(USAGE, usage_payload(result.usage, duration_s=time.time() - run.started_at,
