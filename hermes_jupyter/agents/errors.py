@@ -112,7 +112,7 @@ _RULES: Final[tuple[tuple[ErrorKind, re.Pattern[str]], ...]] = (
     ("model_not_found", re.compile(r"model[_ ]not[_ ]found|model .{0,80}(does not exist|not found)|unknown model", re.I)),
     ("stream_cut", re.compile(
         r"connection (lost|reset|closed)|incomplete chunked read|peer closed|stream (ended|cut|closed)|"
-        r"remoteprotocolerror", re.I)),
+        r"remoteprotocolerror|truncated", re.I)),
     ("provider_unreachable", re.compile(
         r"connection (error|refused)|connecterror|failed to establish|name or service not known|"
         r"nodename nor servname|unreachable|could not connect", re.I)),

@@ -92,7 +92,7 @@ def status_payload(kind: str, text: str) -> dict[str, Any] | None:
     words = _STATUS_DECORATION.sub("", text.strip()).strip()
     if not words:
         return None
-    warning = kind == "warn" or text.lstrip().startswith(("⚠", "❌", "💀"))
+    warning = kind in ("warn", "retry") or text.lstrip().startswith(("⚠", "❌", "💀"))
     return {"text": words, "level": "warning" if warning else "info"}
 
 
@@ -209,7 +209,10 @@ class TurnTranslator:
         error's detail, never into a token, the transcript or the model's history.
         """
         interrupted = bool(message.get("interrupted"))
-        failed = bool(message.get("failed")) and not interrupted
+        # Hermes reports some failures only as `completed: false` plus an `error` (a stream that stayed
+        # truncated after its continuation attempts): that is not an answer either.
+        gave_up = message.get("completed") is False and bool(message.get("error"))
+        failed = (bool(message.get("failed")) or gave_up) and not interrupted
         self.close_open_tools("interrupted" if interrupted else "no result reported")
         final = str(message.get("final_response") or "")
         if interrupted and final.startswith(_INTERRUPT_STATUS_PREFIX):

@@ -248,8 +248,11 @@ class Runner:
             events.append((name, data if isinstance(data, dict) else {}))
             send({"ev": "hermes_event", "run": rid, "name": name, "data": data})
 
+        said: set[str] = set()
+
         def status(kind: Any, message: Any = None) -> None:
-            if message:
+            if message and str(message) not in said:  # Hermes may flush the same retry notice twice
+                said.add(str(message))
                 send({"ev": "status", "run": rid, "kind": str(kind), "text": str(message)})
 
         agent.stream_delta_callback = delta

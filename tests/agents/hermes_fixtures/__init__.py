@@ -49,7 +49,7 @@ def install_failed_loudly(error: HermesInstallError) -> str:
     return message
 
 
-def write_hermes_home(home: Path, base_url: str, model: str, extra_yaml: str = "") -> Path:
+def write_hermes_home(home: Path, base_url: str, model: str, extra_yaml: str = "", api_key: str = "dummy") -> Path:
     """A HERMES_HOME whose config.yaml points at an OpenAI-compatible server (hermes-agent.md §4)."""
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text(
@@ -57,7 +57,7 @@ def write_hermes_home(home: Path, base_url: str, model: str, extra_yaml: str = "
         "  provider: custom\n"
         f"  base_url: {base_url}\n"
         f"  default: {model}\n"
-        "  api_key: dummy\n"
+        f"  api_key: {api_key}\n"
         "  context_length: 65536\n"
         "agent:\n"
         "  environment_probe: false\n" + extra_yaml,
