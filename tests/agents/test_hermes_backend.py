@@ -122,7 +122,8 @@ def test_tool_call_is_paired_by_id_and_todo_becomes_a_plan(hermes_agent: Factory
         assert start["name"] == done["name"] == "todo"
         assert start["args"]["todos"][0]["content"] == "Write tests"
         assert done["is_error"] is False and done["duration"] >= 0 and "Write tests" in done["preview"]
-        assert sink.payloads("plan") == [{"entries": [{"content": "Write tests", "status": "in_progress"}]}]
+        assert sink.payloads("plan") == [{"items": [{"text": "Write tests", "status": "in_progress"}],
+                                          "entries": [{"content": "Write tests", "status": "in_progress"}]}]
         assert result.final_text.startswith("Let me check.\n\nTool result:")
         assert [m["role"] for m in result.context] == ["assistant", "tool", "assistant"]
         assert result.context[0]["tool_calls"][0]["id"] == "call_stub_0"
@@ -230,19 +231,22 @@ def test_compression_split_replaces_the_context_and_rotates_the_session_id(herme
     history = [{"role": role, "content": f"{role} {i} {words}"}
                for i in range(12) for role in ("user", "assistant")]
 
-    async def scenario() -> tuple[TurnResult, TurnResult]:
+    async def scenario() -> tuple[TurnResult, TurnResult, RecordingSink]:
         agent = HermesAgent(command=[str(hermes_python), str(RUNNER)], env={"HERMES_HOME": str(home)},
                             toolsets=["todo"])
         try:
             first, _ = await _turn(agent, "count to 2", "run-small")
-            big, _ = await _turn(agent, "count to 3", "run-big", history=history,
-                                 backend_session_id=first.backend_session_id)
-            return first, big
+            big, sink = await _turn(agent, "count to 3", "run-big", history=history,
+                                    backend_session_id=first.backend_session_id)
+            return first, big, sink
         finally:
             await agent.aclose()
 
-    first, big = asyncio.run(scenario())
+    first, big, sink = asyncio.run(scenario())
     assert big.final_text == "1 2 3" and big.outcome != "errored"
+    (compaction,) = sink.payloads("compaction")
+    assert (compaction["messages_before"], compaction["messages_after"]) == (len(history) + 1, len(big.context))
+    assert compaction["text"].startswith("The conversation was compacted")
     assert big.replace_context and len(big.context) < len(history)
     assert big.context[-1] == {**big.context[-1], "role": "assistant", "content": "1 2 3"}
     assert big.backend_session_id and big.backend_session_id != first.backend_session_id
