@@ -182,6 +182,9 @@ class DemoAgent(Configurable):
         sink.emit(TOKEN, {"text": reply})
         return reply
 
+    async def list_models(self) -> tuple[str | None, list[dict[str, str]]]:
+        return "demo", [{"id": "demo", "label": "Offline demo agent (no model)"}]
+
     async def _paused(self, stop: asyncio.Event, index: int) -> bool:
         """Wait one `token_delay` (or yield now and then at 0); True if interrupted meanwhile."""
         if self.token_delay > 0:

@@ -22,6 +22,7 @@ from traitlets.config import Configurable
 from ..events import REASONING, STATUS, TOKEN, TOOL, TOOL_COMPLETE
 from .base import EventSink, TurnRequest, TurnResult
 from .errors import failed_turn
+from .models import model_entry
 from .openai_stream import (
     RETRYABLE_STATUSES,
     SseData,
@@ -366,6 +367,19 @@ class OpenAIAgent(Configurable):
                 "config", "No model is configured (OpenAIAgent.model / OPENAI_MODEL) and the server lists none."
             ) from exc
         return self._listed_model
+
+    async def list_models(self) -> tuple[str | None, list[dict[str, str]]]:
+        """The server's `/models`; an unreachable server lists only the configured model."""
+        configured = self.model or None
+        try:
+            response = await self._client().get(self.base_url.rstrip("/") + "/models", headers=self._headers())
+            listed = [str(m["id"]) for m in response.json().get("data", []) if m.get("id")]
+        except (httpx.HTTPError, ValueError, AttributeError, TypeError, KeyError):
+            listed = []
+        ids = listed or ([configured] if configured else [])
+        if configured and configured not in ids:
+            ids.insert(0, configured)
+        return configured or (ids[0] if ids else None), [model_entry(i) for i in ids]
 
     def _transport_failure(self, exc: httpx.HTTPError) -> TurnFailure:
         where = self.base_url

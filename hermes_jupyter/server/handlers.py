@@ -19,6 +19,7 @@ from tornado import web
 from ..agents.approvals import UnknownApproval
 from ..agents.asks import AlreadyAnswered
 from ..agents.base import NotebookBinding
+from ..agents.models import describe_models
 from ..ids import InvalidId, validate_id
 from ..runs.manager import Draining, NothingToRetry, RunActive
 from ..runs.status import UnknownRun
@@ -345,6 +346,22 @@ class ClarifyAnswerHandler(HermesHandler):
         self.answer({"run_id": run_id, "clarify_id": clarify_id, "answer": answer})
 
 
+class ModelsHandler(HermesHandler):
+    """`GET models?backend=NAME`: `{backend, default, models: [{id, label}]}` (default: the default backend)."""
+
+    auth_resource = "hermes:sessions"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self) -> None:
+        name = self.get_query_argument("backend", None) or self.hermes.default_backend
+        backend = self.hermes.manager.backends.get(name)
+        if backend is None or name not in {*self.hermes.allowed_backends, self.hermes.default_backend}:
+            raise web.HTTPError(400, "%s", f"backend must be one of {sorted(self.hermes.manager.backends)}")
+        self.answer(await describe_models(name, backend))
+
+
 _ID = r"(?P<{}>[^/]+)"
 default_handlers = [
     (r"sessions", SessionRootHandler),
@@ -356,5 +373,6 @@ default_handlers = [
     (rf"runs/{_ID.format('run_id')}/cancel", RunCancelHandler),
     (rf"runs/{_ID.format('run_id')}/approvals/{_ID.format('approval_id')}", ApprovalHandler),
     (rf"runs/{_ID.format('run_id')}/clarify/{_ID.format('clarify_id')}", ClarifyAnswerHandler),
+    (r"models", ModelsHandler),
     (r"notebooks/recover", NotebookRecoverHandler),
 ]

@@ -80,3 +80,10 @@ def test_an_unanswered_question_resolves_null_and_the_model_is_told(hermes_pytho
     resolved = sink.payloads("clarify")[-1]
     assert resolved["status"] == "resolved" and resolved["answer"] is None
     assert "did not answer" in result.final_text and "user_response" not in result.final_text
+
+
+def test_models_name_the_model_of_hermes_config(stub: OpenAIStubServer, tmp_path: Path) -> None:
+    home = write_hermes_home(tmp_path / "h", stub.base_url, STUB_MODEL)
+    default, models = asyncio.run(HermesAgent(env={"HERMES_HOME": str(home)}).list_models())
+
+    assert default == STUB_MODEL and models == [{"id": STUB_MODEL, "label": STUB_MODEL}]

@@ -112,3 +112,11 @@ def test_usage_chunk_is_read_into_the_turn(llmock: Any) -> None:
 
     assert result.usage["prompt_tokens"] > 0 and result.usage["completion_tokens"] > 0
     assert result.usage["model"] == "gpt-4o-mini"
+
+
+def test_models_are_listed_from_the_servers_models_endpoint(llmock: Any) -> None:
+    agent = OpenAIAgent(base_url=llmock.base_url("openai"), model="gpt-4o-mini", api_key="sk-test")
+    default, models = asyncio.run(agent.list_models())
+
+    assert default == "gpt-4o-mini" and len(models) > 1
+    assert {"id": "gpt-4o-mini", "label": "gpt-4o-mini"} in models and {"id": "gpt-4o", "label": "gpt-4o"} in models

@@ -72,3 +72,10 @@ async def test_write_some_code_answers_with_a_fenced_block_a_table_and_a_formula
     assert r"$\bar{x} = \frac{1}{n}\sum_i x_i$" in text
     usage = next(r["payload"] for r in events if r["event"] == "usage")
     assert usage["model"] == "demo" and usage["output_tokens"] > 0 and usage["input_tokens"] == 3
+
+
+async def test_models_route_names_what_a_backend_offers(api: HermesClient) -> None:
+    code, models = await api.call("GET", "models")
+    assert code == 200 and models["backend"] == "demo" and models["default"] == "demo"
+    assert [m["id"] for m in models["models"]] == ["demo"]
+    assert (await api.call("GET", "models", backend="nope"))[0] == 400

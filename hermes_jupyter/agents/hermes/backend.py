@@ -25,6 +25,7 @@ from ..approvals import ApprovalHandler, ApprovalRequest
 from ..base import EventSink, TurnRequest, TurnResult
 from ..clarify import ClarifyHandler, ClarifyRequest
 from ..errors import failed_turn
+from ..models import model_entry
 from . import protocol
 from .process import AgentGone, AgentProcess, AgentStartError, default_command, scrubbed_env
 
@@ -294,6 +295,24 @@ class HermesAgent(Configurable):
                 slot.resolved.add(question_id)
                 slot.sink.emit(event, {**unanswered, "reason": reason})
 
+    async def list_models(self) -> tuple[str | None, list[dict[str, str]]]:
+        """This backend's model, else `model.default` of Hermes' config.yaml (in the agent's HERMES_HOME)."""
+        configured = self.model or await asyncio.to_thread(self._configured_model)
+        return configured, [model_entry(configured)] if configured else []
+
+    def _configured_model(self) -> str | None:
+        import yaml  # type: ignore[import-untyped]  # a jupyter_server dependency (via jupyter_events)
+
+        home = self.env.get("HERMES_HOME") or os.environ.get("HERMES_HOME") or os.path.expanduser("~/.hermes")
+        try:
+            with open(os.path.join(home, "config.yaml"), encoding="utf-8") as f:
+                config = yaml.safe_load(f) or {}
+        except (OSError, yaml.YAMLError):
+            return None
+        model = config.get("model") if isinstance(config, dict) else None
+        value = model.get("default") if isinstance(model, dict) else model
+        return str(value) if value else None
+
     async def aclose(self) -> None:
         self._closed = True
         proc, self._proc = self._proc, None
@@ -331,6 +350,9 @@ class HermesAgent(Configurable):
             return proc
 
     def _dispatch(self, message: dict[str, Any]) -> None:
+        if message.get("ev") == "warmed":
+            log.info("hermes: agent warmed (ok=%s, %s s)", message.get("ok"), message.get("seconds"))
+            return
         slot = self._runs.get(str(message.get("run")))
         if slot is not None:
             slot.queue.put_nowait(message)

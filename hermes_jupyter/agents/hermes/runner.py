@@ -17,7 +17,7 @@ Host -> runner (one JSON object a line, key "op"):
   {"op": "shutdown"}
 Runner -> host (key "ev"): "ready", "started", "delta", "reasoning", "interim", "progress",
   "tool_start", "tool_complete", "hermes_event", "status", "approval_request", "clarify_request",
-  "result", "fatal".
+  "result", "warmed", "fatal".
 """
 
 from __future__ import annotations
@@ -197,13 +197,16 @@ class Runner:
     def warm(self, op: dict[str, Any]) -> None:
         """Build one agent now (provider resolution, endpoint probe) so a first turn does not wait for it."""
         def build() -> None:
+            started = time.monotonic()
             try:
                 agent = self._build_agent(op)
             except Exception:  # noqa: BLE001 - the first turn builds its own and reports the failure
                 traceback.print_exc()
+                self.wire.send({"ev": "warmed", "ok": False})
                 return
             with self.lock:
                 self._spare = (_agent_key(op), agent)
+            self.wire.send({"ev": "warmed", "ok": True, "seconds": round(time.monotonic() - started, 3)})
 
         self.pool.submit(build)
 
