@@ -116,7 +116,14 @@ def test_usage_chunk_is_read_into_the_turn(llmock: Any) -> None:
 
 def test_models_are_listed_from_the_servers_models_endpoint(llmock: Any) -> None:
     agent = OpenAIAgent(base_url=llmock.base_url("openai"), model="gpt-4o-mini", api_key="sk-test")
-    default, models = asyncio.run(agent.list_models())
+
+    async def go() -> tuple[str | None, list[dict[str, str]]]:
+        try:
+            return await agent.list_models()
+        finally:
+            await agent.aclose()
+
+    default, models = asyncio.run(go())
 
     assert default == "gpt-4o-mini" and len(models) > 1
     assert {"id": "gpt-4o-mini", "label": "gpt-4o-mini"} in models and {"id": "gpt-4o", "label": "gpt-4o"} in models

@@ -125,8 +125,10 @@ class Runner:
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hermes-turn")
         self.lock = threading.Lock()
         self._db: Any = None
-        #: One agent built ahead of time (`warm`), taken by the first session whose settings match.
+        #: One agent built ahead of time (`warm`), taken by the first session whose settings match;
+        #: a turn that arrives while it is being built waits for it rather than building a second.
         self._spare: tuple[tuple[Any, ...], Any] | None = None
+        self._warming: tuple[tuple[Any, ...], threading.Event] | None = None
 
     # ---- agent construction ------------------------------------------------
 
@@ -196,6 +198,10 @@ class Runner:
 
     def warm(self, op: dict[str, Any]) -> None:
         """Build one agent now (provider resolution, endpoint probe) so a first turn does not wait for it."""
+        done = threading.Event()
+        with self.lock:
+            self._warming = (_agent_key(op), done)
+
         def build() -> None:
             started = time.monotonic()
             try:
@@ -204,6 +210,9 @@ class Runner:
                 traceback.print_exc()
                 self.wire.send({"ev": "warmed", "ok": False})
                 return
+            finally:
+                done.set()
+            _warm_streaming_imports()
             with self.lock:
                 self._spare = (_agent_key(op), agent)
             self.wire.send({"ev": "warmed", "ok": True, "seconds": round(time.monotonic() - started, 3)})
@@ -211,6 +220,10 @@ class Runner:
         self.pool.submit(build)
 
     def _take_spare(self, key: tuple[Any, ...]) -> Any:
+        with self.lock:
+            warming, self._warming = self._warming, None
+        if warming is not None and warming[0] == key:
+            warming[1].wait(120)  # already half built: finishing it is quicker than starting over
         with self.lock:
             spare, self._spare = self._spare, None
         return spare[1] if spare is not None and spare[0] == key else None
@@ -364,6 +377,22 @@ class Runner:
             run = self.runs.get(str(op.get("run")))
         if run is not None:
             run.answer(question_id, value)
+
+
+def _warm_streaming_imports() -> None:
+    """Import and exercise what the first streamed reply needs (the OpenAI SDK's streaming and chunk
+    models load lazily on the first request): about 1 s off the first turn's first token."""
+    try:
+        import openai._streaming  # noqa: F401
+        import openai.resources.chat.completions  # noqa: F401
+        from openai.types.chat.chat_completion_chunk import ChatCompletionChunk
+
+        ChatCompletionChunk.model_validate({
+            "id": "warm", "object": "chat.completion.chunk", "created": 0, "model": "warm",
+            "choices": [{"index": 0, "delta": {"content": "warm"}, "finish_reason": None}],
+        })
+    except Exception:  # noqa: BLE001 - only an optimisation
+        traceback.print_exc()
 
 
 def _agent_key(op: dict[str, Any]) -> tuple[Any, ...]:
