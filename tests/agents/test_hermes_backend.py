@@ -290,6 +290,22 @@ def test_silent_turn_fails_after_the_idle_timeout() -> None:
     assert result.backend_session_id == "scripted-session"
 
 
+def test_a_crash_quotes_only_the_stderr_of_its_own_turn() -> None:
+    async def scenario() -> TurnResult:
+        agent = _scripted_agent()
+        try:
+            await _turn(agent, "warn Traceback of an earlier turn in another session", "run-old")
+            crashed, _ = await _turn(agent, "die", "run-crash")
+            return crashed
+        finally:
+            await agent.aclose()
+
+    crashed = asyncio.run(scenario())
+    assert crashed.outcome == "crashed" and crashed.error is not None and crashed.error.detail
+    assert "dying during this turn" in crashed.error.detail and "earlier turn" not in crashed.error.detail
+    assert "stopped unexpectedly" in crashed.error.message
+
+
 def test_repeated_crashes_back_off_before_the_respawn() -> None:
     async def scenario() -> None:
         agent = _scripted_agent(respawn_backoff=0.5)

@@ -83,6 +83,10 @@ def test_an_echoed_key_is_nowhere_under_state_dir_in_the_log_or_in_notebook_outp
                                                          for r in echoed_rows)
     session = server.get(f"sessions/{sid}").text
     assert PLANTED not in session and "[redacted]" in session
+    # the failed turn's error is no history for the model: only the user rows and the real answer
+    context = server.get(f"sessions/{sid}").json()["context_messages"]
+    assert [m["role"] for m in context] == ["user", "user", "assistant"]
+    assert all("Incorrect API key" not in str(m["content"]) for m in context)
 
     notebook = server.notebooks / "planted.ipynb"
     _write_notebook_pointing_at(notebook, sid, [failed_run, echoed_run])
