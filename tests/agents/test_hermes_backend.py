@@ -23,26 +23,13 @@ from hermes_jupyter.agents.base import TurnRequest, TurnResult
 from hermes_jupyter.agents.hermes import ApprovalRequest, HermesAgent, scrubbed_env
 from hermes_jupyter.agents.hermes.process import RUNNER
 from hermes_jupyter.agents.hermes.protocol import TurnTranslator, plan_entries
-from tests.agents.hermes_fixtures import (
-    HermesInstallError,
-    ensure_hermes_agent,
-    install_failed_loudly,
-    write_hermes_home,
-)
+from tests.agents.hermes_fixtures import write_hermes_home
 from tests.fakes.openai_stub_server import STUB_MODEL, OpenAIStubServer
 from tests.fakes.recording_sink import RecordingSink
 
 SCRIPTED_RUNNER = Path(__file__).parent / "hermes_fixtures" / "scripted_runner.py"
 TODO_PROMPT = 'use the todo tool with {"todos": [{"id": "1", "content": "Write tests", "status": "in_progress"}]}'
 Factory = Callable[..., HermesAgent]
-
-
-@pytest.fixture(scope="session")
-def hermes_python() -> Path:
-    try:
-        return ensure_hermes_agent()
-    except HermesInstallError as error:
-        pytest.skip(install_failed_loudly(error))
 
 
 @pytest.fixture(scope="module")

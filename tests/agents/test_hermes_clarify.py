@@ -11,24 +11,15 @@ from typing import Any
 
 import pytest
 
-from hermes_jupyter.agents.base import TurnRequest, TurnResult
+from hermes_jupyter.agents.base import TurnResult
 from hermes_jupyter.agents.clarify import ClarifyRequest
 from hermes_jupyter.agents.hermes import HermesAgent
-from hermes_jupyter.agents.hermes.process import RUNNER
-from tests.agents.hermes_fixtures import HermesInstallError, ensure_hermes_agent, install_failed_loudly, write_hermes_home
+from tests.agents.hermes_fixtures import run_hermes_turn, write_hermes_home
 from tests.fakes.openai_stub_server import STUB_MODEL, OpenAIStubServer
 from tests.fakes.recording_sink import RecordingSink
 
 QUESTION = {"question": "Which colour?", "choices": ["red", "blue"]}
 PROMPT = f"use the clarify tool with {json.dumps(QUESTION)}"
-
-
-@pytest.fixture(scope="module")
-def hermes_python() -> Path:
-    try:
-        return ensure_hermes_agent()
-    except HermesInstallError as error:
-        pytest.skip(install_failed_loudly(error))
 
 
 @pytest.fixture(scope="module")
@@ -38,18 +29,7 @@ def stub() -> Iterator[OpenAIStubServer]:
 
 
 def _turn(python: Path, home: Path, **traits: Any) -> tuple[TurnResult, RecordingSink]:
-    agent = HermesAgent(command=[str(python), str(RUNNER)], env={"HERMES_HOME": str(home)},
-                        toolsets=["clarify"], **traits)
-    sink = RecordingSink()
-
-    async def go() -> TurnResult:
-        try:
-            request = TurnRequest(session_id="s", run_id="run-clarify", message=PROMPT, history=[])
-            return await asyncio.wait_for(agent.run_turn(request, sink), 120)
-        finally:
-            await agent.aclose()
-
-    return asyncio.run(go()), sink
+    return run_hermes_turn(python, home, PROMPT, run_id="run-clarify", toolsets=("clarify",), **traits)
 
 
 def test_the_users_answer_reaches_the_model(hermes_python: Path, stub: OpenAIStubServer, tmp_path: Path) -> None:

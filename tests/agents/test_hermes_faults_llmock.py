@@ -8,31 +8,20 @@ the provider echoes is in no event.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hermes_jupyter.agents.base import TurnRequest, TurnResult
-from hermes_jupyter.agents.hermes import HermesAgent
-from hermes_jupyter.agents.hermes.process import RUNNER
-from tests.agents.hermes_fixtures import HermesInstallError, ensure_hermes_agent, install_failed_loudly, write_hermes_home
+from hermes_jupyter.agents.base import TurnResult
+from tests.agents.hermes_fixtures import run_hermes_turn, write_hermes_home
 from tests.fakes.recording_sink import RecordingSink
 
 pytest.importorskip("llmock.testing")
 
 MODEL = "gpt-4o-mini"
 PLANTED_KEY = "sk-proj-PLANTEDhermesKEY0123456789abcdefXYZ"
-
-
-@pytest.fixture(scope="module")
-def hermes_python() -> Path:
-    try:
-        return ensure_hermes_agent()
-    except HermesInstallError as error:
-        pytest.skip(install_failed_loudly(error))
 
 
 @pytest.fixture
@@ -45,17 +34,7 @@ def mock(llmock: Any) -> Iterator[Any]:
 
 def _turn(python: Path, tmp_path: Path, mock: Any, message: str = "Say something short.") -> tuple[TurnResult, RecordingSink]:
     home = write_hermes_home(tmp_path / "home", mock.base_url("openai"), MODEL, api_key=PLANTED_KEY)
-    agent = HermesAgent(command=[str(python), str(RUNNER)], env={"HERMES_HOME": str(home)}, toolsets=["todo"])
-    sink = RecordingSink()
-
-    async def go() -> TurnResult:
-        try:
-            request = TurnRequest(session_id="s", run_id="r1", message=message, history=[])
-            return await asyncio.wait_for(agent.run_turn(request, sink), 120)
-        finally:
-            await agent.aclose()
-
-    return asyncio.run(go()), sink
+    return run_hermes_turn(python, home, message)
 
 
 def test_a_turn_reports_usage_from_hermes_counters(hermes_python: Path, tmp_path: Path, mock: Any) -> None:
