@@ -6,11 +6,12 @@ time (CLOCK_MONOTONIC, shared by all processes) into each token, so the sink mea
 transport latency of every token: stub socket -> hermes-agent -> runner -> pipe -> our sink.
 The demo agent has no transport: its tokens reach the sink in the same call that made them.
 
-Also measured: spawning the agent process, the first turn of a session (AIAgent init),
-how long `interrupt` takes to end a turn mid-stream, and the CPU the hermes child spends.
-`first_token_after_server_start` is the time to first token of the first turn on a freshly
-started `jupyter server` with the hermes backend, the turn sent `--warm-wait` seconds after the
-server answered: with the warm start (runner and one agent built in the background) and without.
+Also measured: spawning the agent process (bare and in the bubblewrap sandbox, same run), the
+first turn of a session (AIAgent init), how long `interrupt` takes to end a turn mid-stream, and
+the CPU the hermes child spends (the per-token agents run bare, so that their pid is the runner's,
+not bwrap's). `first_token_after_server_start` is the time to first token of the first turn on a
+freshly started `jupyter server` with the hermes backend, the turn sent `--warm-wait` seconds after
+the server answered: with the warm start (runner and one agent built in the background) and without.
 
     .venv/bin/python benchmarks/bench_hermes_backend.py [--tokens 1000] [--repeats 3] [--pace-ms 5]
     .venv/bin/python benchmarks/bench_hermes_backend.py --only-warm-start [--warm-wait 8]
@@ -74,7 +75,7 @@ async def _one_turn(agent: Any, prompt: str, run_id: str) -> dict[str, float]:
     child_cpu0, cpu0, t0 = _cpu_s(child), time.process_time(), time.monotonic()
     result = await agent.run_turn(request, sink)
     wall_s, cpu_s = time.monotonic() - t0, time.process_time() - cpu0
-    assert not result.failed and len(sink.times) > 1, result.error
+    assert result.outcome == "completed" and len(sink.times) > 1, result.error
     n = len(sink.times)
     gaps = [b - a for a, b in zip(sink.times, sink.times[1:])]
     row = {
@@ -106,13 +107,13 @@ async def _interrupt_ms(agent: HermesAgent, run_id: str) -> float:
         await asyncio.sleep(0.001)
     t0 = time.monotonic()
     await agent.interrupt(run_id)
-    assert (await turn).interrupted
+    assert (await turn).outcome == "interrupted"
     return (time.monotonic() - t0) * 1e3
 
 
-async def _hermes_startup(python: Path, home: Path) -> dict[str, float]:
+async def _hermes_startup(python: Path, home: Path, sandbox: str) -> dict[str, float]:
     agent = HermesAgent(command=[str(python), str(ROOT / "hermes_jupyter/agents/hermes/runner.py")],
-                        env={"HERMES_HOME": str(home)}, toolsets=["todo"])
+                        env={"HERMES_HOME": str(home)}, toolsets=["todo"], sandbox=sandbox)
     t0 = time.monotonic()
     await agent.start()
     spawned = time.monotonic()
@@ -127,20 +128,21 @@ async def _measure(python: Path, fast_url: str, paced_url: str, args: argparse.N
     with tempfile.TemporaryDirectory(prefix="bench-hermes-") as tmp:
         fast_home = write_hermes_home(Path(tmp) / "fast", fast_url, "stub-model")
         paced_home = write_hermes_home(Path(tmp) / "paced", paced_url, "stub-model")
-        startup = [await _hermes_startup(python, fast_home) for _ in range(args.repeats)]
+        startup = [await _hermes_startup(python, fast_home, "off") for _ in range(args.repeats)]
+        sandboxed = [await _hermes_startup(python, fast_home, "require") for _ in range(args.repeats)]
         runner = str(ROOT / "hermes_jupyter/agents/hermes/runner.py")
         agents: dict[str, dict[str, Any]] = {
             "fast": {"demo": DemoAgent(token_delay=0.0),
                      "openai": OpenAIAgent(base_url=fast_url, model="stub-model", api_key="bench"),
                      "hermes": HermesAgent(command=[str(python), runner], env={"HERMES_HOME": str(fast_home)},
-                                           toolsets=["todo"])},
+                                           toolsets=["todo"], sandbox="off")},
             "paced": {"openai": OpenAIAgent(base_url=paced_url, model="stub-model", api_key="bench"),
                       "hermes": HermesAgent(command=[str(python), runner], env={"HERMES_HOME": str(paced_home)},
-                                            toolsets=["todo"])},
+                                            toolsets=["todo"], sandbox="off")},
         }
         out: dict[str, Any] = {"tokens": args.tokens, "repeats": args.repeats, "pace_ms": args.pace_ms,
                                "statistic": "median of repeats",
-                               "hermes_startup": _median(startup)}
+                               "hermes_startup": _median(startup), "hermes_startup_sandboxed": _median(sandboxed)}
         for mode, group in agents.items():
             tokens = args.tokens if mode == "fast" else args.paced_tokens
             for name, agent in group.items():

@@ -64,7 +64,8 @@ def find_server(
     """The server to talk to, in CONTRACT §8 order.
 
     1. `HERMES_JUPYTER_URL` (+ `HERMES_JUPYTER_TOKEN`): an explicit choice wins.
-    2. `HERMES_JUPYTER_SERVER_URL`/`_TOKEN`: set by the hermes server that started this kernel.
+    2. `HERMES_JUPYTER_SERVER_URL`/`_TOKEN`: set by the hermes server that started this kernel (the
+       token is its kernel token, which opens the hermes routes only: server/kernel_token.py).
     3. jupyter_server's runtime files: the server whose pid is this kernel's parent
        (`JPY_PARENT_PID`, else the OS parent); a single running server otherwise.
     4. JupyterHub's environment: `JUPYTERHUB_SERVICE_URL` (or `JUPYTERHUB_SERVICE_PREFIX`

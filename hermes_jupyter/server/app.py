@@ -33,6 +33,8 @@ from ..redact import Redactor, redact_logs
 from ..runs.manager import RunManager
 from ..store import SessionStore
 from .handlers import default_handlers
+from .kernel_token import SETTING as KERNEL_TOKEN_SETTING
+from .kernel_token import new_kernel_token
 from .kernels import KernelWatcher
 from .services import HermesServices
 from .stream import RunStreamHandler
@@ -101,6 +103,10 @@ class HermesJupyter(ExtensionApp):
     def initialize_settings(self) -> None:
         assert self.serverapp is not None
         state = Path(self.state_dir).expanduser()
+        self.kernel_token = new_kernel_token()
+        self.settings[KERNEL_TOKEN_SETTING] = self.kernel_token
+        server_token = getattr(self.serverapp.identity_provider, "token", "") or ""
+        self.redactor = Redactor.from_environ(extra=[server_token, self.kernel_token])
         store = SessionStore(state / "sessions")
         journals = Journals(
             state / "runs", durability=self.journal_durability, window_s=self.journal_fsync_window,
@@ -115,7 +121,7 @@ class HermesJupyter(ExtensionApp):
         telemetry = Telemetry(event_logger)
         approvals, clarify = ApprovalBroker(), ClarifyBroker()
         backends = self._build_backends(approvals, clarify)
-        redactor = self._redactor(backends)
+        redactor = self.redactor = self._redactor(backends)
         redact_logs(redactor)
         manager = RunManager(
             store, journals, recovery, live, backends, default_backend=self.backend,
@@ -133,11 +139,9 @@ class HermesJupyter(ExtensionApp):
             KernelWatcher(manager, self.kernel_restart_policy).listen(event_logger)
 
     def _redactor(self, backends: dict[str, AgentBackend]) -> Redactor:
-        """Known secrets: secret-named environment values, the backends' configured keys, the server token."""
-        assert self.serverapp is not None
+        """The server's redactor (environment secrets, server and kernel tokens) plus the backends' keys."""
         keys = [getattr(b, "api_key", None) for b in backends.values()]
-        token = getattr(self.serverapp.identity_provider, "token", None)
-        return Redactor.from_environ(extra=[*(k for k in keys if isinstance(k, str)), token])
+        return self.redactor.with_values(k for k in keys if isinstance(k, str))
 
     def _build_backends(self, approvals: ApprovalBroker, clarify: ClarifyBroker) -> dict[str, AgentBackend]:
         """The allowed backends, each wired to the approval and clarify brokers (and the notebook tools)."""
@@ -150,7 +154,8 @@ class HermesJupyter(ExtensionApp):
             if name not in names:
                 continue
             if name == "openai":
-                backends[name] = OpenAIAgent(parent=self, tools_factory=make_tools_factory(self.serverapp, approvals, parent=self))
+                tools = make_tools_factory(self.serverapp, approvals, parent=self, redactor=self.redactor)
+                backends[name] = OpenAIAgent(parent=self, tools_factory=tools)
             else:
                 backends[name] = classes[name](parent=self)
         demo = backends.get("demo")
@@ -160,7 +165,15 @@ class HermesJupyter(ExtensionApp):
         if hermes is not None:
             hermes.approval_handler = approvals.ask  # type: ignore[attr-defined]
             hermes.clarify_handler = clarify.ask  # type: ignore[attr-defined]
+            self._confine_agent(hermes)
         return backends
+
+    def _confine_agent(self, hermes: Any) -> None:
+        """The sandboxed agent works in root_dir and never sees this server's runtime or state dir."""
+        assert self.serverapp is not None
+        hermes.sandbox_writable = [*hermes.sandbox_writable, str(self.serverapp.root_dir)]
+        hermes.sandbox_hidden = [*hermes.sandbox_hidden, str(Path(self.state_dir).expanduser()),
+                                 str(self.serverapp.runtime_dir)]
 
     def initialize_handlers(self) -> None:
         prefix = "hermes/api/"
@@ -168,12 +181,15 @@ class HermesJupyter(ExtensionApp):
         self.handlers.append((prefix + r"runs/(?P<run_id>[^/]+)/stream", RunStreamHandler))
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
-        """After the server listens: tell kernels where it is, and repair what a previous process left."""
+        """After the server listens: tell kernels where it is, and repair what a previous process left.
+
+        Kernels get the kernel token (hermes routes only), never the server token: a `JUPYTER_TOKEN`
+        the server was started with is taken out of the environment kernels inherit.
+        """
         os.environ["HERMES_JUPYTER_SERVER_URL"] = serverapp.connection_url
         os.environ["HERMES_JUPYTER_SERVER_ROOT"] = str(serverapp.root_dir)  # notebook paths become root-relative
-        token = getattr(serverapp.identity_provider, "token", "")
-        if token:
-            os.environ["HERMES_JUPYTER_SERVER_TOKEN"] = token
+        os.environ["HERMES_JUPYTER_SERVER_TOKEN"] = self.kernel_token
+        os.environ.pop("JUPYTER_TOKEN", None)  # read once at start-up (IdentityProvider.token)
         self._startup_scan = asyncio.ensure_future(self._repair_left_pending())
         self._warm_start = asyncio.ensure_future(self._warm_hermes())
         _drain_on_sigint(serverapp)

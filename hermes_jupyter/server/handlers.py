@@ -24,6 +24,7 @@ from ..ids import InvalidId, validate_id
 from ..runs.manager import Draining, NothingToRetry, RunActive
 from ..runs.status import UnknownRun
 from ..store import CorruptSession, Session, UnknownSession
+from .kernel_token import KernelTokenAuth
 from .services import HermesServices
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
@@ -55,8 +56,8 @@ def _reason(status: int) -> str:
     return {400: "Bad Request", 404: "Not Found", 409: "Conflict", 413: "Payload Too Large", 503: "Unavailable"}[status]
 
 
-class HermesHandler(APIHandler):
-    """Base: access to the services, a bounded JSON body, JSON answers."""
+class HermesHandler(KernelTokenAuth, APIHandler):
+    """Base: access to the services, a bounded JSON body, JSON answers; the kernel token is accepted."""
 
     auth_resource = "hermes"
 

@@ -14,7 +14,6 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import ws_authenticated
-from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
@@ -22,10 +21,11 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 from ..ids import InvalidId, validate_id
 from ..runs.fanout import Heartbeat, Observer
 from ..runs.status import UnknownRun
+from .kernel_token import KernelTokenAuth
 from .services import HermesServices
 
 
-class RunStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
+class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
     auth_resource = "hermes:runs"
     observer: Observer | None = None
     pump: asyncio.Task[None] | None = None

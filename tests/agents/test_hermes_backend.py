@@ -130,7 +130,7 @@ def test_dangerous_command_asks_for_approval_denied_without_a_handler(hermes_age
         return "allow_once"
 
     async def scenario() -> None:
-        agent = hermes_agent(toolsets=["terminal"])
+        agent = hermes_agent(toolsets=["terminal"], cwd=str(tmp_path))  # in the sandbox it writes only there
         try:
             denied, sink = await _turn(agent, prompt, "run-deny")
             pending, resolved = sink.payloads("approval")

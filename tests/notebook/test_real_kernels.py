@@ -9,10 +9,12 @@ bounded whatever the token rate.
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import nbformat
 import pytest
 
@@ -154,3 +156,25 @@ def test_tool_card_in_saved_outputs(fast_server: ServerProcess, prompt: str) -> 
     md = data["text/markdown"]
     assert "**terminal**" in md and "data.csv" in md and "<summary>Reasoning</summary>" in md
     assert data[RUN_MIME]["status"] == "completed"
+
+
+def test_a_server_started_kernel_holds_only_the_kernel_token(fast_server: ServerProcess) -> None:
+    """The kernel's environment has no server token; its token reaches hermes routes, not the Jupyter API."""
+    probe = "import json, os\nprint(json.dumps(dict(os.environ)))"
+    nb = hermes_notebook("count to 2")
+    nb.cells.append(nbformat.v4.new_code_cell(probe))
+
+    async def run() -> None:
+        async with server_kernel(nb, fast_server, "token.ipynb") as (client, _):
+            await execute_all(client)
+
+    asyncio.run(run())
+    assert hermes_outputs(nb.cells[1])[-1]["data"][RUN_MIME]["status"] == "completed"  # %%hermes found its server
+    env = json.loads(nb.cells[2]["outputs"][0]["text"])
+    assert not [name for name, value in env.items() if fast_server.token in value]
+    token = env["HERMES_JUPYTER_SERVER_TOKEN"]
+    assert token.startswith("hjk_")
+    with httpx.Client(base_url=fast_server.url, headers={"Authorization": f"token {token}"}, timeout=30) as http:
+        assert http.get("hermes/api/sessions").status_code == 200
+        for route in ("api/contents", "api/kernels", "api/sessions"):
+            assert http.get(route).status_code in (401, 403), route

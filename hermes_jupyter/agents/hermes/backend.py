@@ -13,16 +13,17 @@ import contextlib
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from traitlets import Any as AnyTrait
-from traitlets import Bool, Dict, Float, List, Unicode, default
+from traitlets import Bool, Dict, Enum, Float, List, Unicode, default
 from traitlets.config import Configurable
 
 from ...events import APPROVAL, CLARIFY
 from .. import approvals, clarify
 from ..approvals import ApprovalHandler, ApprovalRequest
 from ..base import EventSink, TurnRequest, TurnResult
+from ..bubblewrap import SandboxMode, SandboxUnavailable, wrap
 from ..clarify import ClarifyHandler, ClarifyRequest
 from ..errors import failed_turn
 from ..models import model_entry
@@ -73,7 +74,8 @@ class HermesAgent(Configurable):
     toolsets = List(
         Unicode(), default_value=list(DEFAULT_TOOLSETS), config=True,
         help="Hermes toolsets the agent may use. Add 'terminal' for shell access (dangerous commands "
-        "then ask for approval), 'file' or 'code_execution' at your own risk: they run without asking.",
+        "then ask for approval), 'file' or 'code_execution' at your own risk: they run without asking, "
+        "inside the sandbox where there is one (see `sandbox`).",
     )
     env = Dict(
         value_trait=Unicode(), config=True,
@@ -86,6 +88,23 @@ class HermesAgent(Configurable):
     )
     cwd = Unicode(None, allow_none=True, config=True,
                   help="Working directory of the agent process (default None: the server's).")
+    sandbox = Enum(
+        ["auto", "require", "off"], default_value="auto", config=True,
+        help="Run the agent process in a bubblewrap sandbox that cannot see the server's process, the Jupyter "
+        "runtime and config dirs or the hermes state dir (docs/agent-reach.md). auto (default): where bwrap "
+        "works, else without it and with a warning in the log; require: refuse to start without it; off: never.",
+    )
+    bwrap = Unicode("bwrap", config=True, help="The bubblewrap executable (Debian and Ubuntu package bubblewrap).")
+    sandbox_writable = List(
+        Unicode(), config=True,
+        help="Paths the sandboxed agent may write, besides its working directory and HERMES_HOME "
+        "(the server adds its root_dir).",
+    )
+    sandbox_hidden = List(
+        Unicode(), config=True,
+        help="Paths hidden from the sandboxed agent, besides the Jupyter runtime and config dirs and the "
+        "hermes state dir (the server adds its own).",
+    )
     persist_sessions = Bool(
         True, config=True, help="Let Hermes record the sessions in its own state.db (default True).",
     )
@@ -338,8 +357,13 @@ class HermesAgent(Configurable):
             if delay > 0:
                 log.info("hermes: respawning the agent in %.1f s", delay)
                 await asyncio.sleep(delay)
-            proc = AgentProcess(list(self.command), self._child_env(), self._dispatch, self._on_exit,
-                                cwd=self.cwd)
+            env = self._child_env()
+            try:
+                argv = await wrap(list(self.command), mode=cast(SandboxMode, self.sandbox), bwrap=self.bwrap,
+                                  env=env, cwd=self.cwd, writable=self.sandbox_writable, hidden=self.sandbox_hidden)
+            except SandboxUnavailable as exc:
+                raise AgentStartError(str(exc)) from exc
+            proc = AgentProcess(argv, env, self._dispatch, self._on_exit, cwd=self.cwd)
             try:
                 info = await proc.start(self.startup_timeout)
             except AgentStartError:
