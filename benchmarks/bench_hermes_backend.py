@@ -9,9 +9,12 @@ The demo agent has no transport: its tokens reach the sink in the same call that
 Also measured: spawning the agent process (bare and in the bubblewrap sandbox, same run), the
 first turn of a session (AIAgent init), how long `interrupt` takes to end a turn mid-stream, and
 the CPU the hermes child spends (the per-token agents run bare, so that their pid is the runner's,
-not bwrap's).
+not bwrap's). `first_token_after_server_start` is the time to first token of the first turn on a
+freshly started `jupyter server` with the hermes backend, the turn sent `--warm-wait` seconds after
+the server answered: with the warm start (runner and one agent built in the background) and without.
 
     .venv/bin/python benchmarks/bench_hermes_backend.py [--tokens 1000] [--repeats 3] [--pace-ms 5]
+    .venv/bin/python benchmarks/bench_hermes_backend.py --only-warm-start [--warm-wait 8]
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from hermes_jupyter.agents.demo import DemoAgent  # noqa: E402
 from hermes_jupyter.agents.hermes import HermesAgent  # noqa: E402
 from hermes_jupyter.agents.openai import OpenAIAgent  # noqa: E402
 from tests.agents.hermes_fixtures import ensure_hermes_agent, write_hermes_home  # noqa: E402
+from tests.server_process import JupyterServerProcess  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -161,6 +165,39 @@ async def _measure(python: Path, fast_url: str, paced_url: str, args: argparse.N
     return out
 
 
+def _server_first_token_ms(stub_url: str, warm: bool, wait_s: float) -> float:
+    """A fresh server with the hermes backend; the first turn's time to first token, in ms."""
+    with tempfile.TemporaryDirectory(prefix="bench-warm-") as tmp:
+        root = Path(tmp)
+        write_hermes_home(root / "hermes-home", stub_url, "stub-model")
+        server = JupyterServerProcess(root, extra_args=[
+            "--HermesJupyter.backend=hermes", f"--HermesAgent.warm_start={warm}", "--HermesAgent.toolsets=todo"])
+        server.start()
+        try:
+            time.sleep(wait_s)
+            sid = server.new_session(backend="hermes")
+            t0 = time.monotonic()
+            run_id = server.start_run(sid, "count to 3")
+            while True:
+                body = server.get(f"runs/{run_id}/events", after_seq=0).json()
+                if any(e["event"] == "token" for e in body["events"]):
+                    return round((time.monotonic() - t0) * 1e3, 1)
+                if body["terminal"]:
+                    raise RuntimeError(f"first turn ended without a token: {body['events'][-1]}")
+                time.sleep(0.005)
+        finally:
+            server.stop()
+
+
+def _warm_start(stub_url: str, args: argparse.Namespace) -> dict[str, Any]:
+    warm = [_server_first_token_ms(stub_url, True, args.warm_wait) for _ in range(args.repeats)]
+    cold = [_server_first_token_ms(stub_url, False, args.warm_wait) for _ in range(args.repeats)]
+    return {"turn_sent_after_s": args.warm_wait, "statistic": "median of repeats",
+            "warm_runner_first_token_ms": statistics.median(warm), "warm_runs_ms": warm,
+            "cold_runner_first_token_ms": statistics.median(cold), "cold_runs_ms": cold,
+            "cold_over_warm": round(statistics.median(cold) / statistics.median(warm), 2)}
+
+
 def _serve_stamped_stub(chunk_delay_s: float) -> None:
     """The stub, with each text token replaced by `<send time>` (for the latency runs)."""
     from tests.fakes import openai_stub_server as stub_module
@@ -193,6 +230,9 @@ def main() -> None:
     parser.add_argument("--paced-tokens", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pace-ms", type=float, default=5.0)
+    parser.add_argument("--warm-wait", type=float, default=8.0,
+                        help="seconds between the server answering and the first turn (default 8)")
+    parser.add_argument("--only-warm-start", action="store_true", help="measure only the first turn after start")
     parser.add_argument("--serve-stub", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_stub is not None:
@@ -202,7 +242,9 @@ def main() -> None:
     fast, fast_url = _start_stub(0.0)
     paced, paced_url = _start_stub(args.pace_ms / 1e3)
     try:
-        print(json.dumps(asyncio.run(_measure(python, fast_url, paced_url, args)), indent=2))
+        out = {} if args.only_warm_start else asyncio.run(_measure(python, fast_url, paced_url, args))
+        out["first_token_after_server_start"] = _warm_start(fast_url, args)
+        print(json.dumps(out, indent=2))
     finally:
         for proc in (fast, paced):
             proc.terminate()

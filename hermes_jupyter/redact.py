@@ -8,6 +8,7 @@ token) are replaced exactly; anything token-shaped is replaced by pattern.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass, field
@@ -119,3 +120,36 @@ def looks_secret(text: str) -> bool:
 
 #: A redactor that knows no values, only patterns: for places without configuration.
 PATTERNS_ONLY: Final = Redactor()
+
+
+class RedactingLogFilter(logging.Filter):
+    """Masks secrets in a log record's message and traceback before any handler formats it."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = self.redactor.text(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redactor.text(record.exc_text)
+        record.exc_info = None if record.exc_text else record.exc_info
+        return True
+
+
+def redact_logs(redactor: Redactor, prefix: str = "hermes_jupyter") -> RedactingLogFilter:
+    """Install one redacting filter on the `prefix` logger and every logger below it that exists now.
+
+    A logger's filters see only records logged on that logger (not its children's), hence one per logger;
+    our modules create theirs at import, before the server calls this.
+    """
+    log_filter = RedactingLogFilter(redactor)
+    names = [prefix, *(n for n in logging.root.manager.loggerDict if n.startswith(prefix + "."))]
+    for name in names:
+        logger = logging.getLogger(name)
+        for old in [f for f in logger.filters if isinstance(f, RedactingLogFilter)]:
+            logger.removeFilter(old)
+        logger.addFilter(log_filter)
+    return log_filter

@@ -21,7 +21,11 @@ from typing import Any, Callable, Final, Literal, Mapping, TypeVar
 import msgspec
 
 from ..agents.base import AgentBackend, NotebookBinding, TurnRequest, TurnResult
+from ..agents.errors import failed_turn
+from ..agents.usage import usage_payload
 from ..evidence import read_transcript
+from ..events import USAGE
+from ..redact import PATTERNS_ONLY, Redactor
 from ..ids import new_run_id, validate_id
 from ..journal import Journals
 from ..liveness import LiveRuns
@@ -88,6 +92,7 @@ class RunManager:
         on_lifecycle: Lifecycle | None = None,
         io_workers: int = 2,
         seal_journals: bool = True,
+        redactor: Redactor = PATTERNS_ONLY,
     ) -> None:
         self.store = store
         self.journals = journals
@@ -102,6 +107,8 @@ class RunManager:
         self.on_lifecycle = on_lifecycle or (lambda name, data: None)
         self.draining = False
         self.seal_journals = seal_journals
+        #: Masks secrets in every journaled payload (in the run sink) and in what a turn returns.
+        self.redactor = redactor
         self._runs: dict[str, Run] = {}
         self._generations: dict[str, int] = {}
         self._generation_lock = threading.Lock()
@@ -188,7 +195,7 @@ class RunManager:
         run = Run(
             run_id=run_id, session_id=session.session_id, message=message, backend=backend,
             generation=self.invalidate_generation(session.session_id), started_backend_id=session.backend_session_id,
-            notebook=notebook, channel=channel, sink=RunSink(writer, channel, loop),
+            notebook=notebook, channel=channel, sink=RunSink(writer, channel, loop, self.redactor),
         )
         self.live.register_worker(run_id, session.session_id)
         self.live.register_stream(run_id)
@@ -222,6 +229,8 @@ class RunManager:
         try:
             result = await self._run_backend(run)
             if result is not None and run.state == "running":
+                result = _redacted(result, self.redactor)
+                self._emit_usage(run, result)
                 run.state = "settling"
                 await self._settle_result(run, result)
         finally:
@@ -246,7 +255,15 @@ class RunManager:
             return None  # abandoned by cancel/interrupt, which settle the turn
         except Exception as exc:  # any backend failure becomes a settled error turn
             log.exception("backend %s failed in run %s", run.backend.name, run.run_id)
-            return TurnResult.failure("backend_exception", f"{type(exc).__name__}: {exc}")
+            return failed_turn("internal", f"{type(exc).__name__}: {exc}")
+
+    def _emit_usage(self, run: Run, result: TurnResult) -> None:
+        """The turn's `usage` event, once, before its terminal row (completed or errored turns that counted)."""
+        if result.outcome not in ("completed", "errored") or not result.usage:
+            return
+        model = getattr(run.backend, "model", None)
+        run.sink.emit(USAGE, usage_payload(result.usage, duration_s=time.time() - run.started_at,
+                                           model=str(model) if model else None))
 
     async def _settle_result(self, run: Run, result: TurnResult) -> None:
         lifecycle = await self.offload(self._settle_result_sync, run, result)
@@ -278,15 +295,16 @@ class RunManager:
 
     def _settle_failed(self, run: Run, rows: Transcript, result: TurnResult, ending: settle.Ending) -> dict[str, Any]:
         """The error settle; returns what its terminal row must carry (the turn's rows if the save failed)."""
+        detail = {"detail": result.error.detail} if result.error and result.error.detail else {}
         with self.store.lock(run.session_id):
             session = self.store.load(run.session_id)
             if session.active_run_id != run.run_id:
-                return {}
+                return detail
             self._sync_split(run, session, result)
-            return settle.settle_error(
+            return {**settle.settle_error(
                 self.store, session, run.run_id, rows, message=ending.message or "", error_type=ending.error_kind,
                 replaced_context=result.context if result.replace_context else None,
-            )
+            ), **detail}
 
     def _sync_split(self, run: Run, session: Session, result: TurnResult) -> None:
         split = sync_session_split(
@@ -590,3 +608,14 @@ class RunManager:
 _LIFECYCLE: Final[dict[str, str]] = {
     "completed": "run.finished", "errored": "run.failed", "cancelled": "run.cancelled", "interrupted": "run.interrupted",
 }
+
+
+def _redacted(result: TurnResult, redactor: Redactor) -> TurnResult:
+    """The result with secrets masked in everything that reaches the session, the log or the model."""
+    result.final_text = redactor.text(result.final_text)
+    result.context = redactor.value(result.context)
+    if result.error is not None:
+        error = result.error
+        result.error = type(error)(error.kind, redactor.text(error.message),
+                                   redactor.text(error.detail) if error.detail else None)
+    return result

@@ -22,12 +22,13 @@ from traitlets import Bool, Enum, Float, Int, List, Unicode, default
 
 from ..agents.approvals import ApprovalBroker
 from ..agents.base import AgentBackend
+from ..agents.clarify import ClarifyBroker
 from ..agents.registry import BACKENDS, BackendContext, configurable_classes
 from ..journal import DURABILITY_POLICIES, Journals
 from ..liveness import LiveRuns
 from ..paths import core_transcript_dir, default_state_dir
 from ..recovery import Recovery, RecoveryPolicy
-from ..redact import Redactor
+from ..redact import Redactor, redact_logs
 from ..retention import RetentionPolicy, collect
 from ..runs.manager import RunManager
 from ..store import SessionStore
@@ -123,28 +124,37 @@ class HermesJupyter(ExtensionApp):
         )
         event_logger = getattr(self.serverapp, "event_logger", None)
         telemetry = Telemetry(event_logger)
-        approvals = ApprovalBroker()
+        approvals, clarify = ApprovalBroker(), ClarifyBroker()
+        backends = self._build_backends(approvals, clarify)
+        redactor = self.redactor = self._redactor(backends)
+        redact_logs(redactor)
         manager = RunManager(
-            store, journals, recovery, live, self._build_backends(approvals), default_backend=self.backend,
+            store, journals, recovery, live, backends, default_backend=self.backend,
             cancel_grace_s=self.cancel_grace, heartbeat_s=self.heartbeat_interval, on_lifecycle=telemetry.lifecycle,
-            seal_journals=self.journal_compress,
+            seal_journals=self.journal_compress, redactor=redactor,
         )
         self.hermes = HermesServices(
             state_dir=state, store=store, journals=journals, live=live, recovery=recovery, manager=manager,
-            root_dir=Path(self.serverapp.root_dir), approvals=approvals, allowed_backends=list(self.allowed_backends),
-            default_backend=self.backend, max_body_bytes=self.max_request_bytes,
+            root_dir=Path(self.serverapp.root_dir), approvals=approvals, clarify=clarify,
+            allowed_backends=list(self.allowed_backends), default_backend=self.backend,
+            max_body_bytes=self.max_request_bytes,
         )
         self.settings["hermes"] = self.hermes
         if event_logger is not None:
             KernelWatcher(manager, self.kernel_restart_policy).listen(event_logger)
 
-    def _build_backends(self, approvals: ApprovalBroker) -> dict[str, AgentBackend]:
-        """The allowed backends, each wired to the approval broker (and the OpenAI one to the notebook tools)."""
+    def _redactor(self, backends: dict[str, AgentBackend]) -> Redactor:
+        """The server's redactor (environment secrets, server and kernel tokens) plus the backends' keys."""
+        keys = [getattr(b, "api_key", None) for b in backends.values()]
+        return self.redactor.with_values(k for k in keys if isinstance(k, str))
+
+    def _build_backends(self, approvals: ApprovalBroker, clarify: ClarifyBroker) -> dict[str, AgentBackend]:
+        """The allowed backends, each wired to the approval and clarify brokers (and the notebook tools)."""
         from .notebook_access import make_tools_factory
 
         names = set(self.allowed_backends) | {self.backend}
         ctx = BackendContext(
-            parent=self, approvals=approvals,
+            parent=self, approvals=approvals, clarify=clarify,
             tools_factory=make_tools_factory(self.serverapp, approvals, parent=self, redactor=self.redactor),
         )
         backends = {name: factory(ctx) for name, factory in BACKENDS.items() if name in names}
@@ -175,6 +185,7 @@ class HermesJupyter(ExtensionApp):
         os.environ["HERMES_JUPYTER_SERVER_TOKEN"] = self.kernel_token
         os.environ.pop("JUPYTER_TOKEN", None)  # read once at start-up (IdentityProvider.token)
         self._startup_scan = asyncio.ensure_future(self._repair_left_pending())
+        self._warm_start = asyncio.ensure_future(self._warm_hermes())
         _drain_on_sigint(serverapp)
         self._activity = PeriodicCallback(self._mark_activity, 30_000)
         self._activity.start()
@@ -182,6 +193,17 @@ class HermesJupyter(ExtensionApp):
         if self.journal_gc_interval > 0:
             self._gc = PeriodicCallback(self._collect_journals, self.journal_gc_interval * 1000)
             self._gc.start()
+
+    async def _warm_hermes(self) -> None:
+        """With hermes as the default backend, start its process (and one agent) now, in the background,
+        so the first turn does not wait several seconds for them."""
+        hermes = self.hermes.manager.backends.get("hermes")
+        if self.backend != "hermes" or hermes is None or not getattr(hermes, "warm_start", False):
+            return
+        try:
+            await hermes.start()  # type: ignore[attr-defined]
+        except Exception:  # the first turn retries the spawn and reports the failure in plain words
+            self.log.warning("hermes_jupyter: warm start of the hermes backend failed", exc_info=True)
 
     def _mark_activity(self) -> None:
         """Active runs count as activity, so an idle culler never culls a server mid-run."""

@@ -17,7 +17,9 @@ from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
 from ..agents.approvals import UnknownApproval
+from ..agents.asks import AlreadyAnswered
 from ..agents.base import NotebookBinding
+from ..agents.models import describe_models
 from ..ids import InvalidId, validate_id
 from ..runs.first_turn import create_with_first_turn
 from ..runs.manager import Draining, NothingToRetry, RunActive
@@ -30,6 +32,7 @@ from .services import HermesServices
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 _ERRORS: list[tuple[type[BaseException], int]] = [
+    (AlreadyAnswered, 409),  # before UnknownApproval, its base class
     (InvalidId, 400), (UnknownSession, 404), (UnknownRun, 404), (UnknownApproval, 404), (FileNotFoundError, 404),
     (RunActive, 409), (NothingToRetry, 409), (CorruptSession, 409), (Draining, 409),
     (ValueError, 400),
@@ -332,6 +335,40 @@ def _int_arg(handler: HermesHandler, name: str, default: int) -> int:
     return int(raw)
 
 
+class ClarifyAnswerHandler(HermesHandler):
+    """Answer a clarifying question: `{"answer": str}`; 404 if never asked, 409 if already answered or expired."""
+
+    auth_resource = "hermes:runs"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def post(self, run_id: str, clarify_id: str) -> None:
+        run_id = validate_id(run_id, "run id")
+        clarify_id = validate_id(clarify_id, "clarify id")
+        answer = _optional_str(self.json_body(), "answer", 8000)
+        if not answer or not answer.strip():
+            raise web.HTTPError(400, "%s", "answer is required (a non-empty string)")
+        self.hermes.clarify.answer(run_id, clarify_id, answer)
+        self.answer({"run_id": run_id, "clarify_id": clarify_id, "answer": answer})
+
+
+class ModelsHandler(HermesHandler):
+    """`GET models?backend=NAME`: `{backend, default, models: [{id, label}]}` (default: the default backend)."""
+
+    auth_resource = "hermes:sessions"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self) -> None:
+        name = self.get_query_argument("backend", None) or self.hermes.default_backend
+        backend = self.hermes.manager.backends.get(name)
+        if backend is None or name not in {*self.hermes.allowed_backends, self.hermes.default_backend}:
+            raise web.HTTPError(400, "%s", f"backend must be one of {sorted(self.hermes.manager.backends)}")
+        self.answer(await describe_models(name, backend))
+
+
 _ID = r"(?P<{}>[^/]+)"
 default_handlers = [
     (r"sessions", SessionRootHandler),
@@ -343,5 +380,7 @@ default_handlers = [
     (rf"runs/{_ID.format('run_id')}/bundle", RunBundleHandler),
     (rf"runs/{_ID.format('run_id')}/cancel", RunCancelHandler),
     (rf"runs/{_ID.format('run_id')}/approvals/{_ID.format('approval_id')}", ApprovalHandler),
+    (rf"runs/{_ID.format('run_id')}/clarify/{_ID.format('clarify_id')}", ClarifyAnswerHandler),
+    (r"models", ModelsHandler),
     (r"notebooks/recover", NotebookRecoverHandler),
 ]

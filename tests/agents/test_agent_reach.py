@@ -27,7 +27,7 @@ from hermes_jupyter.agents.bubblewrap import SandboxUnavailable, unusable_reason
 from hermes_jupyter.agents.hermes import HermesAgent
 from hermes_jupyter.agents.hermes.process import RUNNER
 from tests.agents.hermes_fixtures import write_hermes_home
-from tests.agents.test_hermes_backend import hermes_python, stub  # noqa: F401 - shared fixtures
+from tests.agents.test_hermes_backend import stub  # noqa: F401 - shared fixture (hermes_python is in conftest.py)
 from tests.fakes.openai_stub_server import STUB_MODEL, OpenAIStubServer
 from tests.fakes.recording_sink import RecordingSink
 

@@ -54,7 +54,7 @@ def test_count_to_50_completes_with_static_bundle(slow_server: ServerProcess, tm
     assert data["text/markdown"].startswith(count_text(50) + "\n")
     assert data["text/plain"].startswith(count_text(50))
     ref = data[RUN_MIME]
-    assert ref["status"] == "completed" and ref["seq"] == 51
+    assert ref["status"] == "completed" and ref["seq"] == 52  # 50 tokens, usage, done
     assert slow_server.api("GET", f"runs/{ref['run_id']}")["status"] == "completed"
 
 
@@ -145,7 +145,7 @@ def test_widget_update_rate_is_bounded_and_no_token_is_lost(fast_server: ServerP
     comm_times, elapsed = asyncio.run(run())
     data = hermes_outputs(nb.cells[1])[-1]["data"]
     assert data["text/markdown"].startswith(count_text(n) + "\n")
-    assert data[RUN_MIME] == {**data[RUN_MIME], "status": "completed", "seq": n + 1}
+    assert data[RUN_MIME] == {**data[RUN_MIME], "status": "completed", "seq": n + 2}
     assert comm_times, "the live widget sent no update"
     # The throttle allows 10 state updates a second; in any one-second window there are at most 20 messages.
     for i, t in enumerate(comm_times):

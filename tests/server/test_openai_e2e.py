@@ -155,9 +155,11 @@ async def test_a_turn_streams_over_the_websocket(stack: Stack, session: str) -> 
         rows = await stack.server.read_rows(ws)
     finally:
         ws.close()
-    assert [r["event"] for r in rows] == ["token"] * 5 + ["done"]
+    assert [r["event"] for r in rows] == ["token"] * 5 + ["usage", "done"]
     assert _text(rows) == "1 2 3 4 5"
-    assert [r["seq"] for r in rows] == list(range(1, 7))
+    assert [r["seq"] for r in rows] == list(range(1, 8))
+    usage = rows[-2]["payload"]
+    assert usage["model"] == STUB_MODEL and usage["output_tokens"] > 0 and usage["duration_s"] >= 0
     sent = stack.stub.chat_requests()[-1]
     assert sent["model"] == STUB_MODEL and sent["stream"] is True
     assert {t["function"]["name"] for t in sent["tools"]} == {"read_notebook", "list_variables",
@@ -217,7 +219,7 @@ async def test_denied_code_never_runs(stack: Stack, session: str) -> None:
     assert await stack.kernel_value("'denied_var' in globals()") is False
     # an answered approval cannot be answered again
     again = stack.server.post(f"runs/{run_id}/approvals/{pending['approval_id']}", {"choice": "allow_once"})
-    assert again.status_code == 404
+    assert again.status_code == 409
     assert await stack.kernel_value("'denied_var' in globals()") is False
 
 
