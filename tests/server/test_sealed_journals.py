@@ -42,7 +42,7 @@ async def test_a_sealed_journal_is_read_by_the_events_route_the_stream_and_the_s
     assert await api.stream(run_id) == live_rows  # replay: the same lines as the live stream sent
     assert await api.stream(run_id, after_seq=38) == live_rows[38:]
     code, status = await api.call("GET", "runs", run_id)
-    assert status == {"run_id": run_id, "session_id": sid, "status": "completed", "last_seq": 41, "marker": None}
+    assert status == {"run_id": run_id, "session_id": sid, "status": "completed", "last_seq": 42, "marker": None}  # 40 tokens, usage, done
     code, session = await api.call("GET", "sessions", sid)
     assert session["messages"][-1]["content"] == " ".join(str(i) for i in range(1, 41))
 
