@@ -185,6 +185,6 @@ class JupyterServerProcess:
             if message is None:
                 break
             data = json.loads(message)
-            if data.get("type") != "heartbeat":
+            if "event_id" in data:  # journal lines; heartbeats and the closing message are not rows
                 rows.append(data)
         return rows

@@ -181,7 +181,11 @@ class RunJournal:
                 b',"terminal_state":', f'"{state}"'.encode() if state else b"null",
                 b',"payload":', payload_bytes, b"}\n",
             ))
-            _write_all(self._fd, line)
+            try:
+                _write_all(self._fd, line)
+            except OSError:
+                _cut_torn_tail(self._fd, self.path)  # a short write (a full disk) must not leave half a row
+                raise
             self.last_seq = seq
             if self.durability == "every" or state is not None:
                 os.fsync(self._fd)

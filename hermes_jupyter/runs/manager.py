@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from ..agents.base import AgentBackend, NotebookBinding, TurnRequest, TurnResult
 from ..events import APPERROR, CANCEL, DONE, INTERRUPTED_ERROR_TYPE
+from ..fsio import is_disk_full
 from ..ids import new_run_id, validate_id
 from ..journal import Journals
 from ..liveness import LiveRuns
@@ -28,6 +29,7 @@ from ..store import Session, SessionStore
 from ..transcript import api_messages
 from . import settle
 from .binding import sync_session_split
+from .diskfull import DISK_FULL, SpaceWaiter, disk_full_payload
 from .fanout import Observer, RunChannel, RunObservers
 from .sink import RunSink
 from .status import RunStatusIndex
@@ -67,6 +69,8 @@ class Run:
     task: asyncio.Task[None] | None = None
     checkpointed_seq: int = 0
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Why the run could not be settled normally (`disk_full`), if it could not.
+    failure: str | None = None
 
 
 class RunManager:
@@ -97,6 +101,7 @@ class RunManager:
         self.status = RunStatusIndex(journals)
         self.on_lifecycle = on_lifecycle or (lambda name, data: None)
         self.draining = False
+        self.space = SpaceWaiter(store, recovery, live, self.offload)
         self._runs: dict[str, Run] = {}
         self._generations: dict[str, int] = {}
         self._generation_lock = threading.Lock()
@@ -213,12 +218,20 @@ class RunManager:
             result = await self._run_backend(run)
             if result is not None and run.state == "running":
                 run.state = "settling"
-                await self._settle_result(run, result)
+                if run.failure != DISK_FULL:  # a full disk is settled below, once it can be written
+                    await self._settle_result(run, result)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            run.failure = DISK_FULL
+            log.error("run %s could not be settled: the disk is full", run.run_id)
         finally:
             await self._stop_checkpoint(checkpoint)
             if run.state in ("running", "settling"):
-                await self.offload(self._settle_last_resort, run)
+                settled = await self.offload(self._settle_last_resort, run)
                 self._finish(run, "run.interrupted")
+                if not settled and run.failure == DISK_FULL:
+                    self.space.wait_for_space(run.session_id, run.run_id)
 
     async def _run_backend(self, run: Run) -> TurnResult | None:
         session = self.store.load(run.session_id)
@@ -236,6 +249,8 @@ class RunManager:
             return None  # abandoned by cancel/interrupt, which settle the turn
         except Exception as exc:  # any backend failure becomes a settled error turn
             log.exception("backend %s failed in run %s", run.backend.name, run.run_id)
+            if is_disk_full(exc):
+                run.failure = DISK_FULL
             return TurnResult.failure("backend_exception", f"{type(exc).__name__}: {exc}")
 
     async def _settle_result(self, run: Run, result: TurnResult) -> None:
@@ -294,20 +309,32 @@ class RunManager:
                 "session_id": run.session_id, "from": run.started_backend_id, "to": split.backend_session_id,
             })
 
-    def _settle_last_resort(self, run: Run) -> None:
-        """The worker exits without having settled: recovery settles from the journal."""
+    def _settle_last_resort(self, run: Run) -> bool:
+        """The worker exits without having settled: recovery settles from the journal. True if it did.
+
+        After a full disk the settle is retried once space returns (diskfull.py).
+        """
+        if run.failure == DISK_FULL:
+            settled = self.space.try_now(run.session_id, run.run_id)
+            self._append_terminal(run, APPERROR, disk_full_payload(run.session_id))
+            return settled
+        settled = False
         try:
             session = self.store.load(run.session_id)
-            self.recovery.settle_last_resort(session, run.run_id, cancelling=run.state == "cancelling")
+            settled = self.recovery.settle_last_resort(session, run.run_id, cancelling=run.state == "cancelling")
         except Exception:  # the next read repairs it; nothing more to do here
             log.exception("last-resort settle of run %s failed", run.run_id)
         self._append_terminal(run, APPERROR, _interrupted_payload(run, "lost_worker", "the worker exited unexpectedly"))
+        return settled
 
     # -- checkpoint -------------------------------------------------------------------------
     async def _checkpoint_loop(self, run: Run) -> None:
         while True:
             await asyncio.sleep(self.checkpoint_interval_s)
-            await self.offload(self._checkpoint, run)
+            try:
+                await self.offload(self._checkpoint, run)
+            except OSError:  # a full disk: the journal holds the progress, the settle reports the failure
+                log.warning("checkpoint of run %s failed", run.run_id, exc_info=True)
 
     def _checkpoint(self, run: Run) -> None:
         """Persist the run's progress in the sidecar (the journal holds the output itself)."""
@@ -409,6 +436,7 @@ class RunManager:
     async def drain(self, timeout_s: float) -> list[str]:
         """Refuse new runs, wait up to `timeout_s` for active ones, interrupt the rest (`server_shutdown`)."""
         self.draining = True
+        self.space.cancel_all()
         pending = [r.done.wait() for r in self._runs.values()]
         if pending:
             await asyncio.wait([asyncio.ensure_future(p) for p in pending], timeout=timeout_s)
@@ -467,8 +495,9 @@ class RunManager:
     def _append_terminal(self, run: Run, event: str, payload: dict[str, Any]) -> None:
         try:
             run.sink.append_terminal(event, payload)
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
             log.exception("could not journal the terminal event of run %s", run.run_id)
+            run.channel.failure = DISK_FULL if is_disk_full(exc) else "unjournaled"
 
     def _finish(self, run: Run, lifecycle: str) -> None:
         run.state = "settled"

@@ -3,7 +3,9 @@
 The handler only connects a socket to a run observer (runs/fanout.py) and
 forwards; cursors, backfill and ordering live there. Writes are awaited, so a
 slow client only slows itself. When idle it sends `{"type": "heartbeat"}`
-(more often than the 30 s after which proxies drop idle connections).
+(more often than the 30 s after which proxies drop idle connections). A run
+that ended without a terminal row (a crash, a full disk) gets one last message
+`{"type": "closed", "terminal": false, "message": ...}` before the socket closes.
 """
 
 from __future__ import annotations
@@ -20,9 +22,18 @@ from tornado import web
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from ..ids import InvalidId, validate_id
+from ..runs.diskfull import DISK_FULL, DISK_FULL_MESSAGE
 from ..runs.fanout import Heartbeat, Observer
 from ..runs.status import UnknownRun
+from .errors import PlainValueError
+from .inputs import parse_count
 from .services import HermesServices
+
+#: The last message of a stream whose run has no terminal row, by why it has none.
+UNFINISHED = {
+    DISK_FULL: DISK_FULL_MESSAGE,
+    None: "The run stopped before it finished. Reload the session to see what was recovered.",
+}
 
 
 class RunStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
@@ -42,15 +53,13 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         authorized = await ensure_async(self.authorizer.is_authorized(self, self.current_user, "read", "hermes:runs"))
         if not authorized:
             raise web.HTTPError(403)
-        raw = self.get_query_argument("after_seq", "0")
-        if not raw.isdigit():
-            raise web.HTTPError(400, "after_seq must be a non-negative integer")
         try:
+            wanted = parse_count(self.get_query_argument("after_seq", None), "after_seq", 0)
             run_id = validate_id(run_id, "run id")
             status = self.hermes.manager.run_status(run_id)
-            after_seq = int(raw) if int(raw) <= status["last_seq"] else 0  # a cursor ahead of the run replays all
+            after_seq = wanted if wanted <= status["last_seq"] else 0  # a cursor ahead of the run replays all
             self.observer = self.hermes.manager.attach(run_id, after_seq)
-        except InvalidId as exc:
+        except (InvalidId, PlainValueError) as exc:
             raise web.HTTPError(400, "%s", str(exc)) from exc
         except UnknownRun as exc:
             raise web.HTTPError(404, "unknown run %s", run_id) from exc
@@ -76,9 +85,17 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
                 for appended in batch:
                     last = self.write_message(appended.line.rstrip(b"\n").decode())
                 await last
+            if not self.observer.finished:
+                await self._send_unfinished()
             self.close(1000, "run ended")
         except WebSocketClosedError:
             pass
+
+    async def _send_unfinished(self) -> None:
+        channel = self.observer.channel if self.observer is not None else None
+        failure = channel.failure if channel is not None else None
+        message = UNFINISHED.get(failure, UNFINISHED[None])
+        await self.write_message(json.dumps({"type": "closed", "terminal": False, "reason": failure, "message": message}))
 
     def on_message(self, message: str | bytes) -> None:
         """Clients only listen; anything they send is ignored."""

@@ -49,7 +49,7 @@ class HermesClient:
                 if message is None:
                     return rows
                 data = json.loads(message)
-                if data.get("type") == "heartbeat":
+                if "event_id" not in data:  # a heartbeat, or the closing message of an unfinished run
                     continue
                 rows.append(data)
                 if stop_after is not None and len(rows) >= stop_after:
