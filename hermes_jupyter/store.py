@@ -102,6 +102,38 @@ class Session:
 _FIELDS = tuple(f for f in fields(Session) if f.name != "extra")
 
 
+class SessionLock:
+    """A non-reentrant lock that knows its holder, so a reader can wait for it unless it holds it itself."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._owner: int | None = None
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        if not self._lock.acquire(blocking, timeout):
+            return False
+        self._owner = threading.get_ident()
+        return True
+
+    def release(self) -> None:
+        self._owner = None
+        self._lock.release()
+
+    def held_here(self) -> bool:
+        """True if the calling thread holds the lock (acquiring it again would deadlock)."""
+        return self._owner == threading.get_ident()
+
+    def locked(self) -> bool:
+        return self._lock.locked()
+
+    def __enter__(self) -> SessionLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
 class SessionStore:
     """Sidecars under `root`, an in-memory cache, per-session locks and the listing index."""
 
@@ -109,7 +141,7 @@ class SessionStore:
         self.root = root
         ensure_dir(root)
         self._cache: dict[str, Session] = {}
-        self._locks: dict[str, threading.Lock] = {}
+        self._locks: dict[str, SessionLock] = {}
         self._guard = threading.Lock()
         self._index: dict[str, dict[str, Any]] | None = None
         self._order = ListingOrder()
@@ -117,12 +149,12 @@ class SessionStore:
         self._reconciled = threading.Event()
 
     # -- locks and cache ------------------------------------------------------------
-    def lock(self, session_id: str) -> threading.Lock:
-        """The session's non-reentrant lock. Repair takes it non-blocking, so holders never deadlock."""
+    def lock(self, session_id: str) -> SessionLock:
+        """The session's non-reentrant lock. Repair never waits for it in a thread that holds it."""
         with self._guard:
             lock = self._locks.get(session_id)
             if lock is None:
-                lock = self._locks[session_id] = threading.Lock()
+                lock = self._locks[session_id] = SessionLock()
             return lock
 
     def cached(self, session_id: str) -> Session | None:
