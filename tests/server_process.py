@@ -95,9 +95,10 @@ class JupyterServerProcess:
             response.raise_for_status()
             return response.json()
 
-    def start(self, timeout_s: float = 60) -> JupyterServerProcess:
+    def server_args(self) -> list[str]:
+        """The `jupyter server` command-line options of this server (without the program)."""
         args = [
-            sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={self.port}", "--ip=127.0.0.1",
+            "--no-browser", f"--port={self.port}", "--ip=127.0.0.1",
             f"--ServerApp.token={TOKEN}", f"--ServerApp.base_url={self.base_url}",
             f"--ServerApp.root_dir={self.notebooks}", "--ServerApp.port_retries=0",
             f"--HermesJupyter.state_dir={self.state_dir}", f"--DemoAgent.token_delay={self.token_delay}",
@@ -105,6 +106,10 @@ class JupyterServerProcess:
         ]
         if os.geteuid() == 0:
             args.append("--allow-root")
+        return args
+
+    def start(self, timeout_s: float = 60) -> JupyterServerProcess:
+        args = [sys.executable, "-m", "jupyter_server", *self.server_args()]
         env = self._env()
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the process
         self.proc = subprocess.Popen(
