@@ -93,7 +93,7 @@ def _listed(server: ForkedServer) -> set[str]:
     sids: list[str] = []
     cursor = None
     while True:
-        params = {"limit": "7", **({"before": cursor} if cursor else {})}
+        params = {"limit": "40", **({"before": cursor} if cursor else {})}
         page = server.get("sessions", **params).json()
         sids.extend(r["session_id"] for r in page["sessions"])
         cursor = page["next"]

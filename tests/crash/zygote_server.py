@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -51,6 +52,7 @@ class ForkedServer(JupyterServerProcess):
         super().__init__(root, **kwargs)  # type: ignore[arg-type]
         self.zygote = zygote
         self.pid: int | None = None
+        self._client: httpx.Client | None = None
         config = root / "jupyter-config"
         config.mkdir(parents=True, exist_ok=True)
         (config / "jupyter_server_config.json").write_text(json.dumps(ONLY_HERMES))
@@ -58,6 +60,17 @@ class ForkedServer(JupyterServerProcess):
     def spawn(self) -> int:
         self.pid = self.zygote.fork(self.server_args(), self._env(), self.root, self.log_path)
         return self.pid
+
+    def request(self, method: str, path: str, body: Any = None, **params: Any) -> httpx.Response:
+        """One kept-alive client per life (a new client per request costs more than the request)."""
+        if self._client is None:
+            self._client = httpx.Client(headers={"Authorization": f"token {self.token}"}, timeout=30)
+        return self._client.request(method, self.url + "hermes/api/" + path, params=params or None, json=body)
+
+    def _drop_client(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     def start(self, timeout_s: float = 60) -> ForkedServer:
         self.spawn()
@@ -85,6 +98,7 @@ class ForkedServer(JupyterServerProcess):
     def kill(self) -> None:
         """SIGKILL the live server and wait until it is gone (the zygote reaps it)."""
         assert self.pid is not None
+        self._drop_client()
         os.kill(self.pid, signal.SIGKILL)
         deadline = time.monotonic() + 10
         while self.alive() and time.monotonic() < deadline:
@@ -92,6 +106,7 @@ class ForkedServer(JupyterServerProcess):
         self.pid = None
 
     def stop(self) -> None:
+        self._drop_client()
         if self.alive():
             assert self.pid is not None
             os.kill(self.pid, signal.SIGTERM)
