@@ -159,6 +159,16 @@ class Journals:
         os.rename(detached, self.root / validate_id(session_id, "session id"))
         fsync_dir(self.root)
 
+    def purge_leftovers(self) -> None:
+        """Empty what deletes interrupted by a crash left moved aside (start-up)."""
+        try:
+            names = os.listdir(self.root)
+        except FileNotFoundError:
+            return
+        for name in names:
+            if name.startswith(".deleted-"):
+                self.purge_detached(self.root / name)
+
     def purge_detached(self, detached: Path) -> None:
         """Remove a detached folder; what is left after a failure is invisible and removed on the next try."""
         try:

@@ -25,7 +25,7 @@ from ..ids import InvalidId, validate_id
 from ..runs.diskfull import DISK_FULL, DISK_FULL_MESSAGE
 from ..runs.fanout import Heartbeat, Observer
 from ..runs.status import UnknownRun
-from .errors import PlainValueError
+from .errors import PlainValueError, mapped
 from .inputs import parse_count
 from .services import HermesServices
 
@@ -59,10 +59,10 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             status = self.hermes.manager.run_status(run_id)
             after_seq = wanted if wanted <= status["last_seq"] else 0  # a cursor ahead of the run replays all
             self.observer = self.hermes.manager.attach(run_id, after_seq)
-        except (InvalidId, PlainValueError) as exc:
-            raise web.HTTPError(400, "%s", str(exc)) from exc
-        except UnknownRun as exc:
-            raise web.HTTPError(404, "unknown run %s", run_id) from exc
+        except (InvalidId, PlainValueError, UnknownRun) as exc:
+            error = mapped(exc)
+            assert error is not None
+            raise error from exc
 
     @ws_authenticated
     async def get(self, run_id: str) -> None:
