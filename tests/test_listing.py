@@ -72,3 +72,18 @@ def test_the_first_read_waits_for_a_repair_another_thread_is_doing(tmp_path: Pat
     scanner.join()
     core.journals.close()
     core.store.close()
+
+
+def test_the_cli_lists_every_session_page_by_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from hermes_jupyter.cli import main
+
+    store = SessionStore(tmp_path / "sessions")
+    sids = [store.create().session_id for _ in range(5)]
+    store.close()
+    monkeypatch.setattr("hermes_jupyter.cli.CLI_PAGE", 2)
+    main(["sessions", "--state-dir", str(tmp_path), "--json"])
+    assert [json.loads(line)["session_id"] for line in capsys.readouterr().out.splitlines()] == list(reversed(sids))
