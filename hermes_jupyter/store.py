@@ -18,12 +18,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from .fsio import atomic_write, ensure_dir, read_bytes_nofollow
 from .ids import is_valid_id, new_session_id, validate_id
 from .listing import ListingOrder, Page
-from .schemas import check_index, check_sidecar
+from .schemas import check_index
 
 log = logging.getLogger(__name__)
 
@@ -78,11 +79,16 @@ class Session:
         return {**self.extra, **data}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Session:
-        known = {f.name for f in fields(cls)} - {"extra"}
-        values = {k: v for k, v in data.items() if k in known}
-        extra = {k: v for k, v in data.items() if k not in known and k != "message_count"}
-        return cls(**values, extra=extra)
+    def from_json(cls, data: Any) -> Session:
+        """A session from a parsed sidecar, every field type-checked (in C); ValueError saying what is wrong."""
+        if not isinstance(data, dict):
+            raise ValueError(f"the file holds {type(data).__name__}, not a session object")
+        try:
+            session = msgspec.convert(data, cls)
+        except msgspec.ValidationError as exc:
+            raise ValueError(str(exc)) from None
+        session.extra = {k: v for k, v in data.items() if k not in _KNOWN and k != "message_count"}
+        return session
 
     def compact(self) -> dict[str, Any]:
         """The listing row: what the sidebar needs, no transcript."""
@@ -100,6 +106,7 @@ class Session:
 
 
 _FIELDS = tuple(f for f in fields(Session) if f.name != "extra")
+_KNOWN = frozenset(f.name for f in _FIELDS)
 
 
 class SessionLock:
@@ -190,7 +197,10 @@ class SessionStore:
             log.error("session sidecar %s cannot be opened and was left in place: %s", path, exc)
             raise CorruptSession(f"session {path.stem} cannot be opened: {exc.strerror or exc}") from exc
         try:
-            return Session.from_json(check_sidecar(orjson.loads(raw), path.stem))
+            session = Session.from_json(orjson.loads(raw))
+            if session.session_id != path.stem:
+                raise ValueError(f"session_id {session.session_id!r} does not match the file name")
+            return session
         except (ValueError, TypeError) as exc:
             log.error("session sidecar %s is corrupt and was left in place: %s", path, exc)
             raise CorruptSession(f"session {path.stem} cannot be read: {exc}") from exc

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import quote
 
 import httpx
@@ -116,16 +116,22 @@ class JupyterServerProcess:
             args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root
         )
         log.close()
+        proc = self.proc
+        self.wait_ready(timeout_s, exited=lambda: proc.poll() is not None)
+        return self
+
+    def wait_ready(self, timeout_s: float, *, exited: Callable[[], bool], poll_s: float = 0.1) -> None:
+        """Until the API answers; raises with the log's tail if the server exits or stays silent."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+            if exited():
                 raise RuntimeError(f"jupyter server exited: {self.log_path.read_text()[-3000:]}")
             try:
                 if self.get("sessions").status_code == 200:
-                    return self
+                    return
             except httpx.TransportError:
                 pass
-            time.sleep(0.1)
+            time.sleep(poll_s)
         raise TimeoutError(f"jupyter server did not answer: {self.log_path.read_text()[-3000:]}")
 
     def signal(self, sig: int, timeout_s: float = 30) -> int:

@@ -74,17 +74,8 @@ class ForkedServer(JupyterServerProcess):
 
     def start(self, timeout_s: float = 60) -> ForkedServer:
         self.spawn()
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if not self.alive():
-                raise RuntimeError(f"jupyter server exited: {self.log()[-3000:]}")
-            try:
-                if self.get("sessions").status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        raise TimeoutError(f"jupyter server did not answer: {self.log()[-3000:]}")
+        self.wait_ready(timeout_s, exited=lambda: not self.alive(), poll_s=0.05)
+        return self
 
     def alive(self) -> bool:
         if self.pid is None:
