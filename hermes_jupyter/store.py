@@ -259,9 +259,9 @@ class SessionStore:
     def list(self) -> list[dict[str, Any]]:
         """Compact rows, newest first. Corrupt sidecars are listed with `corrupt: true`."""
         index = self._load_index()
-        with self._guard:
-            keys = self._order.newest_first(index)
-            return [_listing_row(index[sid]) for sid in keys]
+        with self._guard:  # only the order is taken under the lock; rows are replaced, never changed, by saves
+            rows = [index[sid] for sid in self._order.newest_first(index)]
+        return [_listing_row(row) for row in rows]
 
     def page(self, limit: int, before: str | None = None) -> Page:
         """At most `limit` rows older than the cursor `before`, newest first, and the cursor after them.
@@ -272,7 +272,8 @@ class SessionStore:
         index = self._load_index()
         with self._guard:
             sids, next_cursor = self._order.page(index, limit, before)
-            return Page([_listing_row(index[sid]) for sid in sids], next_cursor)
+            rows = [index[sid] for sid in sids]
+        return Page([_listing_row(row) for row in rows], next_cursor)
 
     def _load_index(self) -> dict[str, dict[str, Any]]:
         """The in-memory index. A saved index is trusted at once and verified in the background.

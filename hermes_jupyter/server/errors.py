@@ -47,6 +47,14 @@ REASONS = {400: "Bad Request", 403: "Forbidden", 404: "Not Found", 409: "Conflic
 
 UNEXPECTED = "Something went wrong on the server. Try again; if it keeps happening, the server log says why."
 
+#: Errors raised outside our handlers' code (authentication, routing), by status.
+BY_STATUS = {
+    401: "You are not signed in to this server. Sign in (or pass its token) and try again.",
+    403: "You are not allowed to do this on this server. Ask its administrator for access.",
+    404: "There is nothing at this address. Check the link and try again.",
+    405: "This address does not accept that kind of request.",
+}
+
 
 class UserError(web.HTTPError):
     """An HTTP error whose message is a plain sentence; `detail` carries the technical part, if any."""
@@ -94,6 +102,9 @@ def error_body(status: int, exc: BaseException | None) -> dict[str, Any]:
             body["detail"] = exc.detail
         return body
     if isinstance(exc, web.HTTPError) and exc.log_message:
-        return {"message": exc.log_message % exc.args if exc.args else exc.log_message, "reason": exc.reason}
-    return {"message": UNEXPECTED if status >= 500 else REASONS.get(status, "The request failed."),
+        text = exc.log_message % exc.args if exc.args else exc.log_message
+        if status in BY_STATUS:  # jupyter_server's own wording (auth, routing) is for the log
+            return {"message": BY_STATUS[status], "detail": text, "reason": exc.reason}
+        return {"message": text, "reason": exc.reason}
+    return {"message": UNEXPECTED if status >= 500 else BY_STATUS.get(status, "The request failed. Try again."),
             "reason": REASONS.get(status)}

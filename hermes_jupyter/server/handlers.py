@@ -7,6 +7,7 @@ place (`errors.ERRORS`, applied by `api_errors`).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 from pathlib import Path
@@ -114,9 +115,10 @@ class SessionRootHandler(HermesHandler):
         path = self.get_query_argument("notebook_path", None)
         if limit_arg is None and before is None:
             self.set_header("Content-Type", "application/json")
-            self.finish(await self.hermes.manager.offload(_encoded_list, self.hermes.store.list, path))
+            # the default pool, not the manager's two I/O threads: a long listing must not delay run admission
+            self.finish(await asyncio.to_thread(_encoded_list, self.hermes.store.list, path))
             return
-        limit = parse_count(limit_arg, "limit", 100, minimum=1, maximum=MAX_PAGE)
+        limit = min(parse_count(limit_arg, "limit", 100, minimum=1), MAX_PAGE)  # larger asks get the largest page
         page: Page = await self.hermes.manager.offload(self.hermes.store.page, limit, before)
         if path is not None:  # a notebook's sessions are few; filtering one page keeps the cursor honest
             page = Page([r for r in page.rows if r.get("notebook_path") == path], page.next)
@@ -240,7 +242,7 @@ class RunEventsHandler(HermesHandler):
     async def get(self, run_id: str) -> None:
         run_id = validate_id(run_id, "run id")
         after_seq = parse_count(self.get_query_argument("after_seq", None), "after_seq", 0)
-        limit = parse_count(self.get_query_argument("limit", None), "limit", 1000, minimum=1, maximum=10_000)
+        limit = min(parse_count(self.get_query_argument("limit", None), "limit", 1000, minimum=1), 10_000)
         status = self.hermes.manager.run_status(run_id)
         result = await self.hermes.manager.offload(
             self.hermes.journals.read, status["session_id"], run_id, after_seq=after_seq, limit=limit
