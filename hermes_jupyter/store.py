@@ -154,6 +154,8 @@ class SessionStore:
         self._order = ListingOrder()
         self._index_timer: threading.Timer | None = None
         self._reconciled = threading.Event()
+        self._closed = False
+        self._flushing = threading.Lock()  # close() waits for a write the timer already began
 
     # -- locks and cache ------------------------------------------------------------
     def lock(self, session_id: str) -> SessionLock:
@@ -385,7 +387,7 @@ class SessionStore:
 
     def _schedule_index_write(self) -> None:
         with self._guard:
-            if self._index_timer is not None:
+            if self._index_timer is not None or self._closed:
                 return
             timer = threading.Timer(INDEX_WRITE_DELAY_S, self.flush_index)
             timer.daemon = True
@@ -394,6 +396,10 @@ class SessionStore:
 
     def flush_index(self) -> None:
         """Write the listing index now (it is also written shortly after every change)."""
+        with self._flushing:
+            self._flush_index()
+
+    def _flush_index(self) -> None:
         with self._guard:
             self._index_timer = None
             index = dict(self._index) if self._index is not None else None
@@ -405,11 +411,13 @@ class SessionStore:
             log.exception("could not write the session index (it will be rebuilt from the sidecars)")
 
     def close(self) -> None:
+        """Write a pending index change now and schedule no more (the index is a cache the next start checks)."""
         with self._guard:
+            self._closed = True
             timer, self._index_timer = self._index_timer, None
         if timer is not None:
             timer.cancel()
-            self.flush_index()
+        self.flush_index()  # also waits for a write already under way
 
 
 def _mtime_ns(path: Path) -> int:

@@ -62,7 +62,7 @@ def mutated(draw: st.DrawFn, base: dict[str, Any], keys: list[str]) -> Any:
 
 def file_bytes(values: st.SearchStrategy[Any]) -> st.SearchStrategy[bytes]:
     """JSON text of the values, and now and then raw bytes (torn, binary, empty)."""
-    return st.one_of(values.map(lambda v: orjson.dumps(v)), st.binary(max_size=64))
+    return st.one_of(values.map(lambda v: json.dumps(v).encode()), st.binary(max_size=64))  # json: big ints too
 
 
 @st.composite
