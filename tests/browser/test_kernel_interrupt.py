@@ -24,7 +24,7 @@ def test_interrupt_cancels_the_run_without_a_traceback_and_run_all_stops_there(l
 
     lab.execute("kernelmenu:interrupt", wait=False)
     lab.wait_run_output_status("cancelled")
-    lab.wait_run_output_marker("cancel")
+    lab.wait_run_output_marker("cancelled")
     lab.wait_kernel_idle()
     lab.screenshot("kernel-interrupt")
 

@@ -53,7 +53,7 @@ def test_arrow_up_recalls_the_last_prompt_and_escape_stops_the_turn(lab: LabPage
     lab.page.focus(COMPOSER)
     assert _composer_has_focus(lab)
     lab.page.keyboard.press("Escape")
-    marker = lab.wait_marker("cancel")
+    marker = lab.wait_marker("cancelled")
     lab.wait_idle()
     assert "cancel" in marker.text.lower()
     assert len(lab.last_message_text().split()) < 100000
