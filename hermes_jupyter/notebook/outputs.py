@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any, Final, Iterable, Mapping, TypedDict
+from typing import Any, Callable, Final, Iterable, Mapping, TypedDict
 
 from ..events import JournalRow
 from ..transcript import FINAL_STATUSES, Transcript, TranscriptFold, Verdict
@@ -129,7 +129,7 @@ def render_markdown(t: Transcript) -> str:
             blocks.append(block)
     if items:
         blocks.append("\n".join(items))
-    return _capped(blocks, f"*{SHORTENED_NOTE}*", f"<sub>hermes · {_status_words(t)}</sub>")
+    return _capped(blocks, f"*{SHORTENED_NOTE}*", f"<sub>hermes · {_status_words(t)}</sub>", _close_markdown)
 
 
 def _block_markdown(row: Row) -> str | None:
@@ -204,23 +204,45 @@ def render_plain(t: Transcript) -> str:
         text = _plain(row)
         if text:
             blocks.append(text)
-    return _capped(blocks, SHORTENED_NOTE, f"[hermes: {_status_words(t)}]")
+    return _capped(blocks, SHORTENED_NOTE, f"[hermes: {_status_words(t)}]", lambda head: "")
 
 
-def _capped(blocks: list[str], note: str, footer: str) -> str:
+def _capped(blocks: list[str], note: str, footer: str, close: Callable[[str], str]) -> str:
     """The blocks and the footer, joined; when that passes `OUTPUT_MAX_BYTES`, the head of the blocks (cut at a
-    line end where one is near), then `note`, then the footer, all within the cap."""
+    line end where one is near), what `close` says closes what the cut left open, `note`, the footer: within
+    the cap (the closing is a few bytes, inside the note's margin)."""
     body = "\n\n".join(blocks)
     whole = f"{body}\n\n{footer}" if body else footer
     if len(whole) * 4 <= OUTPUT_MAX_BYTES or len(whole.encode()) <= OUTPUT_MAX_BYTES:
         return whole
     tail = f"\n\n{note}\n\n{footer}"
-    budget = max(0, OUTPUT_MAX_BYTES - len(tail.encode()))
+    budget = max(0, OUTPUT_MAX_BYTES - len(tail.encode()) - _CLOSE_MAX_BYTES)
     head = body.encode()[:budget].decode(errors="ignore")
     line_end = head.rfind("\n", max(0, len(head) - 4096))
     if line_end > 0:
         head = head[:line_end]
-    return head.rstrip() + tail
+    head = head.rstrip()
+    return head + close(head) + tail
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$", re.MULTILINE)
+_CLOSE_MAX_BYTES = 4096
+
+
+def _close_markdown(head: str) -> str:
+    """Closes a code fence or reasoning fold the cut left open, so the note renders as text after them."""
+    opener = ""
+    for match in _FENCE.finditer(head):
+        fence, rest = match.groups()
+        if not opener:
+            opener = fence
+        elif fence[0] == opener[0] and len(fence) >= len(opener) and not rest.strip():
+            opener = ""
+    # An absurdly long fence is left open rather than passing the cap.
+    closing = f"\n{opener}" if opener and len(opener) < _CLOSE_MAX_BYTES // 2 else ""
+    if head.count("<details>") > head.count("</details>"):
+        closing += "\n\n</details>"
+    return closing
 
 
 def _plain(row: Row) -> str | None:

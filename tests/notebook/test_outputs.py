@@ -176,6 +176,18 @@ def test_huge_answer_keeps_its_head_and_says_it_was_shortened(hermes_core: Core)
     assert bundle[RUN_MIME]["status"] == "completed"
 
 
+def test_a_cut_inside_a_code_block_or_reasoning_is_closed_before_the_note(hermes_core: Core) -> None:
+    code = [("token", {"text": "Here is the file:\n\n```python\n"})] + huge_answer_events()
+    md = render_markdown(fold_rows(_rows(hermes_core, code + [DONE]), "s1", "r1"))
+    assert len(md.encode()) <= OUTPUT_MAX_BYTES
+    assert md.rsplit(SHORTENED_NOTE, 1)[0].rstrip().endswith("\n```\n\n*")
+
+    thinking = [("reasoning", {"text": e[1]["text"]}) for e in huge_answer_events()]
+    md = render_markdown(fold_rows(_rows(hermes_core, thinking + [DONE], run_id="r2"), "s1", "r2"))
+    assert len(md.encode()) <= OUTPUT_MAX_BYTES
+    assert md.rsplit(SHORTENED_NOTE, 1)[0].rstrip().endswith("</details>\n\n*")
+
+
 def test_ordinary_answer_is_not_shortened(hermes_core: Core) -> None:
     bundle = final_bundle(fold_rows(_rows(hermes_core, tool_events() + [DONE]), "s1", "r1"))
     assert SHORTENED_NOTE not in bundle["text/markdown"] and SHORTENED_NOTE not in bundle["text/plain"]
