@@ -70,6 +70,10 @@ class RecoverApp(_StateDirApp):
             self.exit(1)
 
 
+#: Rows per page when `jupyter hermes sessions` walks the listing.
+CLI_PAGE = 500
+
+
 class SessionsApp(_StateDirApp):
     name = "jupyter-hermes-sessions"
     description = "List the hermes sessions of the state directory, newest first."
@@ -86,11 +90,16 @@ class SessionsApp(_StateDirApp):
             return
         store = SessionStore(root)
         try:
-            rows = store.list()
+            cursor: str | None = None
+            while True:  # page by page: a state dir with 100k sessions starts printing at once
+                page = store.page(CLI_PAGE, cursor)
+                for row in page.rows:
+                    print(json.dumps(row, default=str) if self.as_json else _session_line(row))
+                if page.next is None:
+                    break
+                cursor = page.next
         finally:
             store.close()
-        for row in rows:
-            print(json.dumps(row, default=str) if self.as_json else _session_line(row))
 
 
 class GcApp(_StateDirApp):

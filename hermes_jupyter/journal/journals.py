@@ -4,15 +4,17 @@ and the group committer."""
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import threading
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from .. import events
 from ..events import JournalRow
-from ..fsio import fsync_dir
+from ..fsio import fsync_dir, remove_tree_nofollow
 from ..ids import is_valid_id, validate_id
 from . import files
 from .reader import (
@@ -20,6 +22,8 @@ from .reader import (
     sealed_tail, tail_rows_of,
 )
 from .writer import DEFAULT_MAX_EVENT_BYTES, DURABILITY_POLICIES, Appended, Durability, GroupCommitter, RunJournal
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,16 +234,49 @@ class Journals:
             return None
 
     def delete_session(self, session_id: str) -> None:
-        """Remove every journal of a session (its writers must be closed first)."""
+        """Remove every journal of a session (its writers are closed first); links are removed, not followed."""
+        detached = self.detach_session(session_id)
+        if detached is not None:
+            self.purge_detached(detached)
+
+    def detach_session(self, session_id: str) -> Path | None:
+        """Close the session's writers and move `runs/<sid>` aside in one rename; None if it has none.
+
+        Whatever `runs/<sid>` is (a folder, or a planted link) only the entry itself
+        moves: a link is never followed. `reattach_session` undoes it.
+        """
         folder = self.root / validate_id(session_id, "session id")
         with self._lock:
             for key in [k for k in self._writers if k[0] == session_id]:
                 self._writers.pop(key).close()
-        if folder.is_dir():
-            for name in os.listdir(folder):
-                os.unlink(folder / name)
-            folder.rmdir()
+        if not os.path.lexists(folder):
+            return None
+        detached = self.root / f".deleted-{session_id}-{uuid.uuid4().hex[:8]}"
+        os.rename(folder, detached)
+        fsync_dir(self.root)
+        return detached
+
+    def reattach_session(self, session_id: str, detached: Path) -> None:
+        os.rename(detached, self.root / validate_id(session_id, "session id"))
+        fsync_dir(self.root)
+
+    def purge_leftovers(self) -> None:
+        """Empty what deletes interrupted by a crash left moved aside (start-up)."""
+        try:
+            names = os.listdir(self.root)
+        except FileNotFoundError:
+            return
+        for name in names:
+            if name.startswith(".deleted-"):
+                self.purge_detached(self.root / name)
+
+    def purge_detached(self, detached: Path) -> None:
+        """Remove a detached folder; what is left after a failure is invisible and removed on the next try."""
+        try:
+            remove_tree_nofollow(detached)
             fsync_dir(self.root)
+        except OSError:
+            log.exception("could not remove the deleted journals at %s", detached)
 
     def close(self) -> None:
         with self._lock:

@@ -171,7 +171,8 @@ class RunJournal:
         A sealed run is never reopened: its `.gz` is the record, and lines appended to a new
         `.jsonl` beside it would be read by nobody.
         """
-        ensure_dir(self.path.parent)
+        if not self.path.parent.is_symlink():  # a linked folder is refused (RefusedJournal) just below
+            ensure_dir(self.path.parent)
         dir_fd = files.open_folder(self.path.parent)
         try:
             existed = files.exists_in(dir_fd, self.path.name)

@@ -27,6 +27,8 @@ USAGE = """\
 %hermes PROMPT                      a one-line prompt
 %hermes sessions                    list this server's sessions, newest first
 %hermes cancel                      cancel the running turn of this notebook's session"""
+#: Rows `%hermes sessions` shows: one page of the server's listing, newest first.
+SESSIONS_SHOWN = 50
 #: Seconds to wait for the cancel row after an interrupt before leaving the cell.
 CANCEL_WAIT_S = 10.0
 #: Seconds an interrupt waits to see whether a shutdown follows. jupyter_client interrupts a kernel
@@ -205,7 +207,7 @@ class HermesMagics(Magics):
     def _show_sessions(self) -> None:
         from IPython.display import Markdown, display
 
-        rows = self.client.list_sessions()
+        rows, more = self.client.session_page(SESSIONS_SHOWN)
         lines = ["| | session | title | messages | notebook | updated |", "|---|---|---|---|---|---|"]
         for row in rows:
             mark = "▶" if row.get("session_id") == self.session_id else ""
@@ -215,6 +217,8 @@ class HermesMagics(Magics):
                 f"| {mark} | `{row.get('session_id')}` | {title} | {row.get('message_count', 0)} | "
                 f"{row.get('notebook_path') or ''} | {updated} |"
             )
+        if more is not None:
+            lines.append(f"\n*The {SESSIONS_SHOWN} most recent sessions; `jupyter hermes sessions` lists them all.*")
         display(Markdown("\n".join(lines) if rows else "*No hermes sessions yet.*"))
 
     def _cancel_current(self) -> None:

@@ -43,6 +43,8 @@ class RunChannel:
         self._first_seq = 1
         self.last_seq = 0
         self.closed = False
+        #: Set when the run ended without a journaled terminal row (`disk_full`, `unjournaled`).
+        self.failure: str | None = None
         self._waiters: list[asyncio.Future[None]] = []
 
     def publish(self, appended: Appended) -> None:

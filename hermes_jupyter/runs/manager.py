@@ -25,10 +25,12 @@ from ..agents.errors import failed_turn
 from ..agents.usage import usage_payload
 from ..evidence import read_transcript
 from ..events import USAGE
+from ..fsio import is_disk_full
 from ..redact import PATTERNS_ONLY, Redactor
 from ..ids import new_run_id, validate_id
 from ..journal import Journals
-from ..liveness import LiveRuns
+from ..deletion import delete_session as delete_session_now
+from ..liveness import LiveRuns, RunActive as RunActive  # RunActive: handlers map it to 409
 from ..markers import known_cause
 from ..notebook.outputs import MimeBundle, final_bundle
 from ..recovery import Recovery
@@ -38,6 +40,7 @@ from ..transcript import Transcript, TranscriptFold, Verdict, api_messages
 from . import settle
 from .settle import NothingToRetry as NothingToRetry  # raised by retry/undo; handlers map it to 409
 from .binding import sync_session_split
+from .diskfull import DISK_FULL, SpaceWaiter
 from .fanout import Observer, RunChannel, RunObservers
 from .sink import RunSink
 from .status import RunStatusIndex
@@ -48,10 +51,6 @@ Lifecycle = Callable[[str, dict[str, Any]], None]
 #: running → settling | cancelling | interrupting → settled
 RunState = Literal["running", "settling", "cancelling", "interrupting", "settled"]
 T = TypeVar("T")
-
-
-class RunActive(RuntimeError):
-    """The session already has a live run (HTTP 409)."""
 
 
 class Draining(RuntimeError):
@@ -74,6 +73,8 @@ class Run:
     task: asyncio.Task[None] | None = None
     checkpointed_seq: int = 0
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Why the run could not be settled normally (`disk_full`), if it could not.
+    failure: str | None = None
 
 
 class RunManager:
@@ -109,6 +110,7 @@ class RunManager:
         self.seal_journals = seal_journals
         #: Masks secrets in every journaled payload (in the run sink) and in what a turn returns.
         self.redactor = redactor
+        self.space = SpaceWaiter(store, recovery, live, self.offload)
         self._runs: dict[str, Run] = {}
         self._generations: dict[str, int] = {}
         self._generation_lock = threading.Lock()
@@ -232,12 +234,20 @@ class RunManager:
                 result = _redacted(result, self.redactor)
                 self._emit_usage(run, result)
                 run.state = "settling"
-                await self._settle_result(run, result)
+                if run.failure != DISK_FULL:  # a full disk is settled below, once it can be written
+                    await self._settle_result(run, result)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            run.failure = DISK_FULL
+            log.error("run %s could not be settled: the disk is full", run.run_id)
         finally:
             await self._stop_checkpoint(checkpoint)
             if run.state in ("running", "settling"):
-                await self.offload(self._settle_last_resort, run)
+                settled = await self.offload(self._settle_last_resort, run)
                 self._finish(run, "run.interrupted")
+                if not settled and run.failure == DISK_FULL:
+                    self.space.wait_for_space(run.session_id, run.run_id)
 
     async def _run_backend(self, run: Run) -> TurnResult | None:
         session = self.store.load(run.session_id)
@@ -255,6 +265,8 @@ class RunManager:
             return None  # abandoned by cancel/interrupt, which settle the turn
         except Exception as exc:  # any backend failure becomes a settled error turn
             log.exception("backend %s failed in run %s", run.backend.name, run.run_id)
+            if is_disk_full(exc):
+                run.failure = DISK_FULL
             return failed_turn("internal", f"{type(exc).__name__}: {exc}")
 
     def _emit_usage(self, run: Run, result: TurnResult) -> None:
@@ -317,21 +329,33 @@ class RunManager:
                 "session_id": run.session_id, "from": run.started_backend_id, "to": split.backend_session_id,
             })
 
-    def _settle_last_resort(self, run: Run) -> None:
-        """The worker exits without having settled: recovery settles from the journal."""
+    def _settle_last_resort(self, run: Run) -> bool:
+        """The worker exits without having settled: recovery settles from the journal. True if it did.
+
+        After a full disk the settle is retried once space returns (diskfull.py).
+        """
+        if run.failure == DISK_FULL:
+            settled = self.space.try_now(run.session_id, run.run_id)
+            self._journal_ending(run, settle.DISK_FULL_ENDING, self._transcript_of(run, "unknown"))
+            return settled
+        settled = False
         try:
             session = self.store.load(run.session_id)
-            self.recovery.settle_last_resort(session, run.run_id, cancelling=run.state == "cancelling")
+            settled = self.recovery.settle_last_resort(session, run.run_id, cancelling=run.state == "cancelling")
         except Exception:  # the next read repairs it; nothing more to do here
             log.exception("last-resort settle of run %s failed", run.run_id)
         ending = settle.Ending("interrupted", "lost_worker", message="the worker exited unexpectedly")
         self._journal_ending(run, ending, self._transcript_of(run, "lost_worker"))
+        return settled
 
     # -- checkpoint -------------------------------------------------------------------------
     async def _checkpoint_loop(self, run: Run) -> None:
         while True:
             await asyncio.sleep(self.checkpoint_interval_s)
-            await self.offload(self._checkpoint, run)
+            try:
+                await self.offload(self._checkpoint, run)
+            except OSError:  # a full disk: the journal holds the progress, the settle reports the failure
+                log.warning("checkpoint of run %s failed", run.run_id, exc_info=True)
 
     def _checkpoint(self, run: Run) -> None:
         """Persist the run's progress in the sidecar (the journal holds the output itself)."""
@@ -433,6 +457,7 @@ class RunManager:
     async def drain(self, timeout_s: float) -> list[str]:
         """Refuse new runs, wait up to `timeout_s` for active ones, interrupt the rest (`server_shutdown`)."""
         self.draining = True
+        self.space.cancel_all()
         pending = [r.done.wait() for r in self._runs.values()]
         if pending:
             await asyncio.wait([asyncio.ensure_future(p) for p in pending], timeout=timeout_s)
@@ -475,28 +500,17 @@ class RunManager:
 
     def _rename_sync(self, session_id: str, title: str) -> Session:
         with self.store.lock(session_id):
-            session = self.store.load(session_id)
-            session.title = title
-            self.store.save(session)
-            return session
+            return self.store.replace(session_id, title=title)
 
-    async def delete_session(self, session_id: str) -> None:
-        """Delete a session and its journals; refused while it has a live run.
+    async def delete_session(self, session_id: str, *, corrupt: bool = False) -> None:
+        """Delete a session and its journals, all or nothing; refused while it has a live run.
 
         The liveness check and the delete happen inside one hold of the session lock,
-        the lock admission takes too: a run admitted meanwhile is seen, never deleted live.
+        the lock admission takes too: a run admitted meanwhile is seen, never deleted live
+        (deletion.py). `corrupt=True` also deletes a sidecar that cannot be read.
         """
         validate_id(session_id, "session id")
-        await self.offload(self._delete_sync, session_id)
-
-    def _delete_sync(self, session_id: str) -> None:
-        with self.store.lock(session_id):
-            session = self.store.load(session_id)
-            run_id = session.active_run_id
-            if run_id and self.live.is_live(run_id):
-                raise RunActive(f"session {session_id} has a running turn; cancel it first")
-            self.store.delete(session_id)
-            self.journals.delete_session(session_id)
+        await self.offload(delete_session_now, self.store, self.journals, self.live, session_id, corrupt=corrupt)
 
     async def read_events(self, run_id: str, after_seq: int, limit: int) -> dict[str, Any]:
         """A page of a run's journal lines: `{events, next_seq, terminal}` (docs/api.md)."""
@@ -570,8 +584,9 @@ class RunManager:
         payload.update(extra or {})
         try:
             run.sink.append_terminal(event, payload)
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
             log.exception("could not journal the terminal event of run %s", run.run_id)
+            run.channel.failure = DISK_FULL if is_disk_full(exc) else "unjournaled"
 
     def _finish(self, run: Run, lifecycle: str) -> None:
         run.state = "settled"

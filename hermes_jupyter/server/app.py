@@ -212,7 +212,8 @@ class HermesJupyter(ExtensionApp):
 
     async def _repair_left_pending(self) -> None:
         """Repair, in the background, sessions a previous server process left pending (cause server_restart)."""
-        rows = await asyncio.to_thread(self.hermes.store.list)
+        await asyncio.to_thread(self.hermes.journals.purge_leftovers)
+        rows = await asyncio.to_thread(self.hermes.store.list)  # unreadable sidecars are rows marked corrupt
         for row in rows:
             stream = row.get("active_stream_id")
             if stream and not self.hermes.live.is_live(stream):

@@ -11,11 +11,6 @@ import pytest
 from .client import HermesClient
 
 
-@pytest.fixture
-def api(jp_fetch: Any, jp_ws_fetch: Any) -> HermesClient:
-    return HermesClient(jp_fetch, jp_ws_fetch)
-
-
 async def test_base_url_is_not_root(jp_base_url: str) -> None:
     assert jp_base_url != "/"
 
