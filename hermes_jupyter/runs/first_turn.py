@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..store import Session
-from .manager import Run, RunManager
+from .manager import RunManager
+from .run import Run
 
 
 async def create_with_first_turn(manager: RunManager, message: str, **fields: Any) -> tuple[Session, Run]:

@@ -15,7 +15,6 @@ import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, Callable, Final, Literal, Mapping, TypeVar
 
 import msgspec
@@ -25,13 +24,13 @@ from ..agents.errors import failed_turn
 from ..agents.usage import usage_payload
 from ..evidence import read_transcript
 from ..events import USAGE
+from ..deletion import delete_session as delete_session_now
 from ..fsio import is_disk_full
-from ..redact import PATTERNS_ONLY, Redactor
 from ..ids import new_run_id, validate_id
 from ..journal import Journals
-from ..deletion import delete_session as delete_session_now
 from ..liveness import LiveRuns, RunActive as RunActive  # RunActive: handlers map it to 409
 from ..markers import known_cause
+from ..redact import PATTERNS_ONLY, Redactor
 from ..notebook.outputs import MimeBundle, final_bundle
 from ..recovery import Recovery
 from ..store import Session, SessionStore
@@ -41,7 +40,9 @@ from . import settle
 from .settle import NothingToRetry as NothingToRetry  # raised by retry/undo; handlers map it to 409
 from .binding import sync_session_split
 from .diskfull import DISK_FULL, SpaceWaiter
-from .fanout import Observer, RunChannel, RunObservers
+from .fanout import Observer, RunObservers
+from .run import Draining as Draining  # raised while draining; handlers map it to 409
+from .run import Run, redacted_result
 from .sink import RunSink
 from .status import RunStatusIndex
 
@@ -49,32 +50,7 @@ log = logging.getLogger(__name__)
 
 Lifecycle = Callable[[str, dict[str, Any]], None]
 #: running → settling | cancelling | interrupting → settled
-RunState = Literal["running", "settling", "cancelling", "interrupting", "settled"]
 T = TypeVar("T")
-
-
-class Draining(RuntimeError):
-    """The server is shutting down and takes no new runs."""
-
-
-@dataclass
-class Run:
-    run_id: str
-    session_id: str
-    message: str
-    backend: AgentBackend
-    generation: int
-    started_backend_id: str | None
-    notebook: NotebookBinding | None
-    channel: RunChannel
-    sink: RunSink
-    started_at: float = field(default_factory=time.time)
-    state: RunState = "running"
-    task: asyncio.Task[None] | None = None
-    checkpointed_seq: int = 0
-    done: asyncio.Event = field(default_factory=asyncio.Event)
-    #: Why the run could not be settled normally (`disk_full`), if it could not.
-    failure: str | None = None
 
 
 class RunManager:
@@ -231,7 +207,7 @@ class RunManager:
         try:
             result = await self._run_backend(run)
             if result is not None and run.state == "running":
-                result = _redacted(result, self.redactor)
+                result = redacted_result(result, self.redactor)
                 self._emit_usage(run, result)
                 run.state = "settling"
                 if run.failure != DISK_FULL:  # a full disk is settled below, once it can be written
@@ -623,14 +599,3 @@ class RunManager:
 _LIFECYCLE: Final[dict[str, str]] = {
     "completed": "run.finished", "errored": "run.failed", "cancelled": "run.cancelled", "interrupted": "run.interrupted",
 }
-
-
-def _redacted(result: TurnResult, redactor: Redactor) -> TurnResult:
-    """The result with secrets masked in everything that reaches the session, the log or the model."""
-    result.final_text = redactor.text(result.final_text)
-    result.context = redactor.value(result.context)
-    if result.error is not None:
-        error = result.error
-        result.error = type(error)(error.kind, redactor.text(error.message),
-                                   redactor.text(error.detail) if error.detail else None)
-    return result
