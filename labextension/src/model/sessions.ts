@@ -15,6 +15,8 @@ const SELECTED_KEY = 'hermes-jupyter:selected-session';
 const REFRESH_INTERVAL_MS = 10000;
 /** The refresh interval while some session is streaming, in ms. */
 const STREAMING_INTERVAL_MS = 3000;
+/** The refresh interval while the sidebar is visible (a run another client starts shows up soon), in ms. */
+const WATCH_INTERVAL_MS = 2000;
 
 export function isStreaming(session: ISessionSummary): boolean {
   return session.is_streaming === true || !!session.active_stream_id;
@@ -75,12 +77,7 @@ export class SessionsModel implements IDisposable {
       this._sessions = sortSessions(sessions);
       this._error = null;
       // Poll faster while a run streams, so its badge clears soon after it ends.
-      const interval = this._sessions.some(isStreaming)
-        ? STREAMING_INTERVAL_MS
-        : REFRESH_INTERVAL_MS;
-      if (this._poll.frequency.interval !== interval) {
-        this._poll.frequency = { ...this._poll.frequency, interval };
-      }
+      this._tune();
       if (
         this._selectedId &&
         !this._sessions.some(s => s.session_id === this._selectedId)
@@ -93,6 +90,28 @@ export class SessionsModel implements IDisposable {
     } finally {
       this._loaded = true;
       this._changed.emit();
+    }
+  }
+
+  /** The sidebar is shown (poll faster: runs other clients start appear soon) or hidden. */
+  setWatching(watching: boolean): void {
+    if (this._watching !== watching) {
+      this._watching = watching;
+      this._tune();
+      if (watching) {
+        this.refreshSoon();
+      }
+    }
+  }
+
+  private _tune(): void {
+    const interval = this._watching
+      ? WATCH_INTERVAL_MS
+      : this._sessions.some(isStreaming)
+        ? STREAMING_INTERVAL_MS
+        : REFRESH_INTERVAL_MS;
+    if (this._poll.frequency.interval !== interval) {
+      this._poll.frequency = { ...this._poll.frequency, interval };
     }
   }
 
@@ -153,6 +172,7 @@ export class SessionsModel implements IDisposable {
   private _sessions: ISessionSummary[] = [];
   private _selectedId: string | null;
   private _loaded = false;
+  private _watching = false;
   private _error: string | null = null;
   private _disposed = false;
   private _poll: Poll;

@@ -11,6 +11,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { HermesClient } from '../api/client';
 import { ChatModel } from '../model/chat';
+import { followSessionRuns } from '../model/follow-session';
 import { SessionsModel } from '../model/sessions';
 import { SidebarPanel } from '../widgets/sidebar-panel';
 
@@ -40,6 +41,7 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     });
     sessions.selectionChanged.connect((_, sid) => void chat.open(sid));
     void chat.open(sessions.selectedId);
+    followSessionRuns(sessions, chat);
 
     const panel = new SidebarPanel(sessions, chat, rendermime);
     app.shell.add(panel, 'left', { rank: 900 });

@@ -4,6 +4,7 @@
 import { Dialog, showDialog, showErrorMessage } from '@jupyterlab/apputils';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ReactWidget } from '@jupyterlab/ui-components';
+import type { Message } from '@lumino/messaging';
 import React from 'react';
 
 import { hermesIcon } from '../components/icons';
@@ -32,6 +33,16 @@ export class SidebarPanel extends ReactWidget {
     } catch (error) {
       void showErrorMessage('Cannot create a Hermes session', error as Error);
     }
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this.sessions.setWatching(true);
+  }
+
+  protected onAfterHide(msg: Message): void {
+    super.onAfterHide(msg);
+    this.sessions.setWatching(false);
   }
 
   protected render(): JSX.Element {
