@@ -55,7 +55,7 @@ export class HermesClient {
     ).then(body => (Array.isArray(body) ? body : (body.sessions ?? [])));
   }
 
-  createSession(body: ICreateSession = {}): Promise<ISession> {
+  createSession(body: ICreateSession = {}): Promise<ISession & { run_id?: string }> {
     return this.request<ISession | { session: ISession }>(
       'POST',
       ['sessions'],

@@ -8,6 +8,7 @@ import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesClient } from '../api/client';
+import { IPlainError, plainError } from '../api/plain-errors';
 import { ISessionSummary } from '../api/contract';
 
 const SELECTED_KEY = 'hermes-jupyter:selected-session';
@@ -24,6 +25,11 @@ export function isStreaming(session: ISessionSummary): boolean {
 
 export function sessionTitle(session: ISessionSummary): string {
   return session.title?.trim() || 'Untitled session';
+}
+
+/** The line under a session's title: the server's subtitle, else its notebook's path. */
+export function sessionSubtitle(session: ISessionSummary): string {
+  return session.subtitle?.trim() || session.notebook_path?.trim() || '';
 }
 
 /** Newest first: by `updated_at`, then `created_at`. */
@@ -63,7 +69,7 @@ export class SessionsModel implements IDisposable {
     return this._loaded;
   }
 
-  get error(): string | null {
+  get error(): IPlainError | null {
     return this._error;
   }
 
@@ -85,7 +91,7 @@ export class SessionsModel implements IDisposable {
         this.select(this._sessions[0]?.session_id ?? null);
       }
     } catch (error) {
-      this._error = (error as Error).message;
+      this._error = plainError(error);
       throw error; // lets the poll back off
     } finally {
       this._loaded = true;
@@ -142,6 +148,29 @@ export class SessionsModel implements IDisposable {
     return session.session_id;
   }
 
+  /**
+   * A new session with its first turn started: one call on servers that take
+   * `message` in `POST sessions`; on older ones, create then start, and delete
+   * the session again if the turn cannot start (a failed send leaves nothing behind).
+   */
+  async createWithFirstTurn(message: string): Promise<{ sessionId: string; runId: string }> {
+    const session = await this.client.createSession({ message });
+    let runId = typeof session.run_id === 'string' ? session.run_id : '';
+    if (!runId) {
+      try {
+        runId = (await this.client.startRun(session.session_id, message)).run_id;
+      } catch (error) {
+        await this.client.deleteSession(session.session_id).catch(() => undefined);
+        throw error;
+      }
+    }
+    this._sessions = sortSessions([session, ...this._sessions.filter(s => s.session_id !== session.session_id)]);
+    this.select(session.session_id);
+    this._changed.emit();
+    this.refreshSoon();
+    return { sessionId: session.session_id, runId };
+  }
+
   async rename(sessionId: string, title: string): Promise<void> {
     await this.client.renameSession(sessionId, title);
     this._sessions = this._sessions.map(s =>
@@ -173,7 +202,7 @@ export class SessionsModel implements IDisposable {
   private _selectedId: string | null;
   private _loaded = false;
   private _watching = false;
-  private _error: string | null = null;
+  private _error: IPlainError | null = null;
   private _disposed = false;
   private _poll: Poll;
   private _changed = new Signal<this, void>(this);

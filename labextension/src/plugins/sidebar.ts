@@ -36,7 +36,7 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     const sessions = new SessionsModel(client);
     const chat = new ChatModel({
       client,
-      createSession: () => sessions.create(),
+      createWithFirstTurn: message => sessions.createWithFirstTurn(message),
       onActivity: () => sessions.refreshSoon()
     });
     sessions.selectionChanged.connect((_, sid) => void chat.open(sid));

@@ -7,6 +7,7 @@ import { ReactWidget } from '@jupyterlab/ui-components';
 import type { Message } from '@lumino/messaging';
 import React from 'react';
 
+import { plainError } from '../api/plain-errors';
 import { hermesIcon } from '../components/icons';
 import { Sidebar } from '../components/sidebar/sidebar';
 import { ChatModel } from '../model/chat';
@@ -31,7 +32,7 @@ export class SidebarPanel extends ReactWidget {
     try {
       await this.sessions.create();
     } catch (error) {
-      void showErrorMessage('Cannot create a Hermes session', error as Error);
+      void showErrorMessage('The session could not be created', plainError(error).text);
     }
   }
 
@@ -62,7 +63,7 @@ export class SidebarPanel extends ReactWidget {
     try {
       await this.sessions.rename(sid, title);
     } catch (error) {
-      void showErrorMessage('Cannot rename the session', error as Error);
+      void showErrorMessage('The session could not be renamed', plainError(error).text);
     }
   }
 
@@ -80,7 +81,7 @@ export class SidebarPanel extends ReactWidget {
     try {
       await this.sessions.remove(sid);
     } catch (error) {
-      void showErrorMessage('Cannot delete the session', error as Error);
+      void showErrorMessage('The session could not be deleted', plainError(error).text);
     }
   }
 

@@ -76,6 +76,7 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
         } catch (error) {
           widget.node.textContent = value;
         }
+        focusableCode(widget.node);
         await typeset(rendermime, widget, value, () => renderer.current === widget);
         if (streamingRef.current) {
           await new Promise(resolve => setTimeout(resolve, STREAM_RENDER_INTERVAL_MS));
@@ -105,4 +106,11 @@ async function typeset(
   } catch (error) {
     console.warn('hermes-jupyter: maths could not be typeset', error);
   }
+}
+
+/** Code blocks scroll sideways: keyboard users must be able to focus them to scroll. */
+function focusableCode(node: HTMLElement): void {
+  node.querySelectorAll('pre').forEach(pre => {
+    pre.tabIndex = 0;
+  });
 }

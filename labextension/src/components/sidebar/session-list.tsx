@@ -31,11 +31,11 @@ export function SessionList(props: ISessionListProps): JSX.Element {
         </button>
       </div>
       {model.error && (
-        <div className="jp-HermesSessions-error" data-testid="hermes-sessions-error">
-          {model.error}
+        <div className="jp-HermesSessions-error" data-testid="hermes-sessions-error" title={model.error.details}>
+          {model.error.text}
         </div>
       )}
-      <ul className="jp-HermesSessions-list" data-testid="hermes-session-list" role="listbox">
+      <ul className="jp-HermesSessions-list" data-testid="hermes-session-list" aria-label="Hermes sessions">
         {model.sessions.map(session => (
           <SessionItem
             key={session.session_id}
