@@ -39,6 +39,39 @@ _AXE_JS = """async () => {
 }"""
 
 
+# WCAG AA text contrast, computed here: axe's color-contrast rule finds no text node to check in
+# a JupyterLab page (only inputs), so it cannot fail for our elements. Every element with its
+# own visible text is checked: its colour (opacity included) over the composited backgrounds
+# of its ancestors; 4.5:1, or 3:1 for large text. Disabled controls are exempt, as in WCAG.
+_CONTRAST_JS = """(scopes) => {
+  const parse = c => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+    const p = m[1].split(/[ ,\\/]+/).filter(Boolean).map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const over = (top, bottom) => { const a = top[3]; return [0, 1, 2].map(i => top[i] * a + bottom[i] * (1 - a)).concat([1]); };
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const background = el => { const layers = [];
+    for (let n = el; n; n = n.parentElement) { const c = parse(getComputedStyle(n).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; } }
+    return layers.reverse().reduce((acc, c) => over(c, acc), [255, 255, 255, 1]); };
+  const failures = []; let checked = 0;
+  for (const scope of scopes) for (const root of document.querySelectorAll(scope)) for (const el of root.querySelectorAll('*')) {
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    const rect = el.getBoundingClientRect();
+    if (!own || rect.width === 0 || rect.height === 0 || el.closest('[disabled], mjx-container, .CodeMirror')) continue;
+    const style = getComputedStyle(el); if (style.visibility !== 'visible') continue;
+    let opacity = 1; for (let n = el; n; n = n.parentElement) opacity *= Number(getComputedStyle(n).opacity);
+    const bg = background(el); const fg = parse(style.color); fg[3] *= opacity;
+    const text = over(fg, bg); const [hi, lo] = [lum(text), lum(bg)].sort((a, b) => b - a);
+    const ratio = (hi + 0.05) / (lo + 0.05); const size = parseFloat(style.fontSize);
+    const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+    checked++;
+    if (ratio < (large ? 3 : 4.5)) failures.push({text: el.textContent.trim().slice(0, 40), cls: el.className,
+      ratio: Math.round(ratio * 100) / 100, color: style.color, background: 'rgb(' + bg.slice(0, 3).map(Math.round).join(',') + ')'});
+  }
+  return {checked, failures};
+}"""
+
+
 def _output(run_id: str, session_id: str, status: str, markdown: str) -> Any:
     return nbformat.v4.new_output("display_data", data={
         RUN_MIME: {"run_id": run_id, "session_id": session_id, "seq": 1, "status": status},
@@ -117,8 +150,12 @@ def test_hermes_elements_have_no_serious_accessibility_violations(
     lab.page.add_script_tag(path=str(AXE))
     violations = lab.page.evaluate(_AXE_JS)
     (ARTIFACTS / f"axe-{theme}.json").write_text(json.dumps(violations, indent=1), encoding="utf-8")
+    contrast = lab.page.evaluate(_CONTRAST_JS, [".jp-HermesSidebar", ".jp-HermesRunOutput"])
+    (ARTIFACTS / f"contrast-{theme}.json").write_text(json.dumps(contrast, indent=1), encoding="utf-8")
     serious = [v for v in violations if v["impact"] in ("serious", "critical")]
     assert serious == [], json.dumps(serious, indent=1)
+    assert contrast["checked"] > 50, contrast
+    assert contrast["failures"] == [], json.dumps(contrast["failures"], indent=1)
 
 
 def test_maths_is_typeset_and_code_scrolls_on_the_editor_background(
