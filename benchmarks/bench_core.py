@@ -1,6 +1,8 @@
 """Benchmarks of the durable core, printed as JSON (never asserted in tests).
 
-- journal append rate per durability policy, next to raw loops measured in the same run;
+- journal append rate per durability policy, next to raw loops measured in the same run, among them the
+  limit for the writer's own I/O shape (an orjson envelope per event + `write(2)` + a group-commit fsync thread);
+- bytes on disk of a settled 2,000-token answer (its journal sealed), next to the live journal's size;
 - recovery of an interrupted run with 10k / 100k / 1M journal events: time, and peak memory in one untimed
   pass; the same measurements of the base revision's code (default: the merge base with main), extracted
   with `git archive` into a temp dir and run in a subprocess in the same run, give the ratios;
@@ -12,12 +14,14 @@ Usage: python benchmarks/bench_core.py [--quick] [--recovery] [--base REV | --no
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from contextlib import contextmanager
@@ -64,6 +68,40 @@ def raw_append_no_fsync(root: Path, n: int) -> float:
     return n / elapsed
 
 
+def raw_envelope_group_commit(root: Path, n: int, window_s: float = 0.02) -> float:
+    """The limit for the writer's I/O shape: one orjson envelope per event, one write(2), and a
+    thread that fsyncs the file every `window_s` while it is dirty (what `batch` does)."""
+    fd = os.open(root / f"raw-{time.perf_counter_ns()}.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    dirty = threading.Event()
+    stop = False
+
+    def committer() -> None:
+        while not stop:
+            if dirty.wait(0.1):
+                dirty.clear()
+                os.fsync(fd)
+                time.sleep(window_s)
+
+    thread = threading.Thread(target=committer, daemon=True)
+    thread.start()
+    start = time.perf_counter()
+    for seq in range(1, n + 1):
+        os.write(fd, orjson.dumps({
+            "version": 1, "event_id": f"bench_run:{seq}", "seq": seq, "run_id": "bench_run", "session_id": "bench_sid",
+            "event": "token", "type": "token", "created_at": time.time(), "terminal": False, "terminal_state": None,
+            "payload": TOKEN,
+        }) + b"\n")
+        if not dirty.is_set():
+            dirty.set()
+    os.fsync(fd)
+    elapsed = time.perf_counter() - start
+    stop = True
+    dirty.set()
+    thread.join()
+    os.close(fd)
+    return n / elapsed
+
+
 def journal_rate(root: Path, policy: str, n: int) -> float:
     journals = Journals(root / f"j-{policy}-{time.perf_counter_ns()}", durability=policy)  # type: ignore[arg-type]
     writer = journals.writer("bench_sid", "bench_run")
@@ -84,12 +122,47 @@ def bench_append(root: Path, quick: bool) -> dict[str, object]:
         "raw_write_fsync_per_event_eps": round(raw_fsync),
         "raw_write_no_fsync_eps": round(median_of(runs, lambda: raw_append_no_fsync(root, n))),
     }
+    # Interleaved, so both sides see the same machine load; medians of the pairs.
+    pairs = [(raw_envelope_group_commit(root, n), journal_rate(root, "batch", n)) for _ in range(runs)]
+    limit = statistics.median(p[0] for p in pairs)
+    out["raw_envelope_group_commit_eps"] = round(limit)
+    out["journal_batch_vs_envelope_limit"] = round(statistics.median(p[1] / p[0] for p in pairs), 2)
     for policy in ("batch", "terminal"):
         eps = median_of(runs, lambda: journal_rate(root, policy, n))
         out[f"journal_{policy}_eps"] = round(eps)
         out[f"journal_{policy}_vs_raw_fsync"] = round(eps / raw_fsync, 1)
     out["journal_every_eps"] = round(median_of(runs, lambda: journal_rate(root, "every", n_fsync)))
     return out
+
+
+def bench_settled_bytes(root: Path, tokens: int = 2_000) -> dict[str, object]:
+    """A real demo turn of `tokens` tokens through RunManager: the live journal's size at its terminal
+    row, and what stays on disk once the run is settled and its journal sealed."""
+    from hermes_jupyter.agents.demo import DemoAgent
+    from hermes_jupyter.journal.files import open_stream
+    from hermes_jupyter.runs.manager import RunManager
+
+    store, journals, live = SessionStore(root / "settled" / "sessions"), Journals(root / "settled" / "runs"), LiveRuns()
+    manager = RunManager(store, journals, Recovery(store, journals, live), live, {"demo": DemoAgent(token_delay=0)})
+
+    async def turn() -> tuple[str, str]:
+        session = store.create()
+        run = await manager.start_run(session.session_id, f"count to {tokens}")
+        await run.done.wait()
+        return session.session_id, run.run_id
+
+    sid, run_id = asyncio.run(turn())
+    manager.sealer.shutdown(wait=True)  # the seal runs on its own thread after the settle
+    folder = journals.root / sid
+    on_disk = {name: (folder / name).stat().st_size for name in os.listdir(folder)}
+    with open_stream(journals.path(sid, run_id)) as fh:
+        live_bytes = len(fh.read())
+    journals.close()
+    store.close()
+    return {
+        "tokens": tokens, "live_journal_bytes": live_bytes, "settled_on_disk_bytes": sum(on_disk.values()),
+        "settled_files": sorted(on_disk), "ratio": round(live_bytes / max(1, sum(on_disk.values())), 1),
+    }
 
 
 def build_interrupted_run(root: Path, events: int, token: dict[str, str] = TOKEN) -> tuple[SessionStore, Journals]:
@@ -244,7 +317,10 @@ def main() -> None:
         if "--recovery" in sys.argv:
             result: dict[str, object] = {"recovery": recovery}
         else:
-            result = {"append": bench_append(root, quick), "recovery": recovery, "listing": bench_listing(root, quick)}
+            result = {
+                "append": bench_append(root, quick), "settled_answer": bench_settled_bytes(root),
+                "recovery": recovery, "listing": bench_listing(root, quick),
+            }
     print(json.dumps(result, indent=2))
 
 

@@ -50,7 +50,7 @@ async def observe(manager: RunManager, run_id: str, latencies: list[float] | Non
         now = time.time()
         count += len(batch)
         if latencies is not None:
-            latencies.extend(now - a.row.created_at for a in batch if a.row.created_at >= attached_at)
+            latencies.extend(now - a.created_at for a in batch if a.created_at >= attached_at)
     return count
 
 

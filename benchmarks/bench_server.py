@@ -2,7 +2,10 @@
 through a real `jupyter server` process, next to the same load through the engine alone.
 
 Each client owns one run (`count to TOKENS` at the demo's default pace, 20 ms per token).
-Latency = receipt time - the row's journal `created_at` (same machine clock).
+Latency = receipt time - the row's journal `created_at` (same machine clock). The clients run in
+this process, the server in its own. Next to latency, CPU per row delivered (the server process's
+user+system time; for the engine, this process's) is reported: unlike latency on a shared machine,
+it does not depend on what else runs there.
 
 Usage: python benchmarks/bench_server.py [--quick]
 """
@@ -11,12 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -33,9 +39,18 @@ def summarize(latencies: list[float], rows: int, elapsed: float) -> dict[str, An
     }
 
 
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def through_server(server: JupyterServerProcess, clients: int, tokens: int) -> dict[str, Any]:
     """Each client starts its run and attaches at once, so latency is delivery, not backlog."""
     import httpx
+
+    assert server.proc is not None
+    cpu_before = process_cpu_s(server.proc.pid)
 
     latencies: list[float] = []
     headers = {"Authorization": f"token {TOKEN}"}
@@ -52,7 +67,7 @@ async def through_server(server: JupyterServerProcess, clients: int, tokens: int
                 if message is None:
                     return count
                 now = time.time()
-                row = json.loads(message)
+                row = orjson.loads(message)
                 if "seq" in row:
                     if row["created_at"] >= attached_at:  # rows from before the attach are backlog, not latency
                         latencies.append(now - row["created_at"])
@@ -65,12 +80,14 @@ async def through_server(server: JupyterServerProcess, clients: int, tokens: int
         counts = await asyncio.gather(*(client(http) for _ in range(clients)))
     elapsed = time.perf_counter() - start
     assert all(c == tokens + 1 for c in counts), counts
-    return summarize(latencies, sum(counts), elapsed)
+    cpu = process_cpu_s(server.proc.pid) - cpu_before
+    return {**summarize(latencies, sum(counts), elapsed), "cpu_us_per_row": round(cpu * 1e6 / sum(counts), 1)}
 
 
 async def through_engine(root: Path, clients: int, tokens: int) -> dict[str, Any]:
     manager = build(root / f"engine{clients}", 0.02)
     latencies: list[float] = []
+    cpu_before = time.process_time()
 
     async def client() -> int:
         session = await asyncio.to_thread(manager.store.create)
@@ -81,7 +98,8 @@ async def through_engine(root: Path, clients: int, tokens: int) -> dict[str, Any
     counts = await asyncio.gather(*(client() for _ in range(clients)))
     elapsed = time.perf_counter() - start
     close(manager)
-    return summarize(latencies, sum(counts), elapsed)
+    cpu = time.process_time() - cpu_before
+    return {**summarize(latencies, sum(counts), elapsed), "cpu_us_per_row": round(cpu * 1e6 / sum(counts), 1)}
 
 
 async def main() -> None:
@@ -98,6 +116,7 @@ async def main() -> None:
                 result[f"clients_{clients}"] = {
                     "server": srv, "engine": eng,
                     "server_over_engine_p99": round(srv["p99_ms"] / max(eng["p99_ms"], 0.01), 2),
+                    "server_over_engine_cpu_per_row": round(srv["cpu_us_per_row"] / max(eng["cpu_us_per_row"], 0.01), 2),
                 }
         finally:
             server.stop()

@@ -1,8 +1,9 @@
-"""`jupyter hermes recover | sessions`: the state directory seen from a shell, no server needed.
+"""`jupyter hermes recover | sessions | gc`: the state directory seen from a shell, no server needed.
 
 `recover` rewrites unfinished hermes outputs of notebooks from the run journals
 (the same code the server's `POST notebooks/recover` runs); `sessions` lists
-the sessions, newest first.
+the sessions, newest first; `gc` compresses and prunes run journals as the
+server's retention settings do (`retention.collect`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_core.application import JupyterApp
-from traitlets import Bool, Unicode
+from traitlets import Bool, Float, Int, Unicode
 
 from . import __version__
 from .paths import default_state_dir
+from .retention import RetentionPolicy
 
 _STATE_DIR_HELP = (
     "The hermes-jupyter state directory (default: $HERMES_JUPYTER_STATE_DIR, else $HERMES_HOME/jupyter, "
@@ -68,6 +70,10 @@ class RecoverApp(_StateDirApp):
             self.exit(1)
 
 
+#: Rows per page when `jupyter hermes sessions` walks the listing.
+CLI_PAGE = 500
+
+
 class SessionsApp(_StateDirApp):
     name = "jupyter-hermes-sessions"
     description = "List the hermes sessions of the state directory, newest first."
@@ -84,11 +90,59 @@ class SessionsApp(_StateDirApp):
             return
         store = SessionStore(root)
         try:
-            rows = store.list()
+            cursor: str | None = None
+            while True:  # page by page: a state dir with 100k sessions starts printing at once
+                page = store.page(CLI_PAGE, cursor)
+                for row in page.rows:
+                    print(json.dumps(row, default=str) if self.as_json else _session_line(row))
+                if page.next is None:
+                    break
+                cursor = page.next
         finally:
             store.close()
-        for row in rows:
-            print(json.dumps(row, default=str) if self.as_json else _session_line(row))
+
+
+class GcApp(_StateDirApp):
+    name = "jupyter-hermes-gc"
+    description = (
+        "Compress the journals of finished runs and remove old ones whose sessions already show the whole "
+        "conversation (never one a session still needs to recover a turn). Says what it freed."
+    )
+    examples = "jupyter hermes gc --dry-run\njupyter hermes gc --days 7 --max-bytes 200000000"
+    dry_run = Bool(False, config=True, help="Only say what would be freed; change nothing.")
+    retention_days = Float(
+        RetentionPolicy.max_age_days, config=True, help="Remove settled journals older than this many days (0: never)."
+    )
+    max_bytes = Int(
+        RetentionPolicy.max_total_bytes, config=True,
+        help="Remove settled journals, oldest first, while all journals take more than this many bytes (0: no cap).",
+    )
+    as_json = Bool(False, config=True, help="Print the numbers as one JSON object after the sentence.")
+    aliases = {"state-dir": "GcApp.state_dir", "days": "GcApp.retention_days", "max-bytes": "GcApp.max_bytes"}
+    flags = {
+        "dry-run": ({"GcApp": {"dry_run": True}}, "Only say what would be freed."),
+        "json": ({"GcApp": {"as_json": True}}, "Also print the numbers as JSON."),
+    }
+
+    def start(self) -> None:
+        from .journal import Journals
+        from .retention import collect
+        from .store import SessionStore
+
+        state_dir = self.resolved_state_dir()
+        if not (state_dir / "runs").is_dir():
+            print(f"There are no run journals under {state_dir}; nothing to free.")
+            return
+        store, journals = SessionStore(state_dir / "sessions"), Journals(state_dir / "runs")
+        policy = RetentionPolicy(max_age_days=self.retention_days, max_total_bytes=self.max_bytes)
+        try:
+            report = collect(store, journals, policy, dry_run=self.dry_run)
+        finally:
+            journals.close()
+            store.close()
+        print(report.sentence())
+        if self.as_json:
+            print(json.dumps(report.to_json()))
 
 
 def _session_line(row: dict[str, Any]) -> str:
@@ -106,6 +160,7 @@ class HermesApp(JupyterApp):
     subcommands = {
         "recover": (RecoverApp, RecoverApp.description.splitlines()[0]),
         "sessions": (SessionsApp, SessionsApp.description),
+        "gc": (GcApp, GcApp.description.split(" (")[0] + "."),
     }
 
     def start(self) -> None:
@@ -120,5 +175,5 @@ def main(argv: list[str] | None = None) -> None:
     try:
         HermesApp.launch_instance(argv)
     finally:
-        for app in (RecoverApp, SessionsApp, HermesApp):
+        for app in (RecoverApp, SessionsApp, GcApp, HermesApp):
             app.clear_instance()

@@ -46,6 +46,22 @@ CANCEL_CONTENT: Final = "**Task cancelled.**\n\n*You stopped this run before it 
 TOOL_LIMIT_NOTE: Final = "The agent stopped because it reached its limit of tool calls for one turn; ask it to go on if you need more."
 _ERROR_FALLBACK: Final = "the run failed."
 
+#: A run cut off by a full disk: the terminal row's message, and the note its settled turn ends with.
+DISK_FULL_MESSAGE: Final = (
+    "The server's disk was full, so this turn could not be finished or saved. Free some space on the server; "
+    "the partial output is then recovered into the session."
+)
+DISK_FULL_NOTE: Final = (
+    "**The server's disk was full.** This turn stopped because nothing more could be saved. What was written "
+    "before that is kept above; there is space again, so you can continue or send the message again."
+)
+
+
+def disk_full_note(run_id: str | None) -> dict[str, Any]:
+    """The note row a turn cut off by a full disk ends with, once space returned and it was settled."""
+    return {"role": "assistant", "content": DISK_FULL_NOTE, "timestamp": int(time.time()), "_error": True,
+            "_disk_full": True, "_recovered_stream_id": run_id}
+
 
 def known_cause(cause: str | None) -> Cause:
     """`cause` if it is one of CAUSES, else `unknown`."""

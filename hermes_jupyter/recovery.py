@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 class RecoveryPolicy:
     #: Within one process lifetime, a pending turn younger than this is left alone.
     grace_s: float = 30.0
+    #: How long a read waits for another thread's repair of the same session (the start-up scan).
+    read_wait_s: float = 10.0
     retry_max_attempts: int = 12
     retry_giveup_s: float = 24 * 3600
 
@@ -101,15 +103,20 @@ class Recovery:
     def get_session(self, session_id: str, *, metadata_only: bool = False) -> Session:
         """The session, repaired first if its turn is stale; a pending-retry marker is retried.
 
-        A session whose repair had to be skipped (lock busy) and still looks stale
-        is not kept in the cache, so the next read tries again.
+        A read waits (up to `read_wait_s`) for a repair another thread is doing,
+        so the first read after a restart never shows the dead turn pending. A
+        session whose repair still could not run is not kept in the cache, so the
+        next read tries again. What is returned is what the store holds after the
+        repair (a failed save leaves the sidecar as it was on disk).
         """
         session = self.store.cached(session_id) or self.store.load(session_id)
         if metadata_only:
             return session
-        repaired = self.repair_stale_pending(session)
+        repaired = self.repair_stale_pending(session, wait_s=self.policy.read_wait_s)
+        session = self.store.cached(session_id) or self.store.load(session_id)
         if not repaired and has_pending_journal_retry(session):
             self.retry_journal_recovery_in_place(session)
+            session = self.store.cached(session_id) or self.store.load(session_id)
         if not repaired and self._looks_stale(session):
             self.store.evict(session_id)
         return session
@@ -150,17 +157,24 @@ class Recovery:
         return time.time() - started >= self.policy.grace_s
 
     # -- repair -----------------------------------------------------------------------------
-    def repair_stale_pending(self, session: Session) -> bool:
-        """Settle a stale pending turn; False if it is not stale or the session lock is busy."""
+    def repair_stale_pending(self, session: Session, *, wait_s: float = 0.0) -> bool:
+        """Settle a stale pending turn; False if it is not stale or the session lock stayed busy.
+
+        `wait_s` > 0 waits that long for the lock (readers; never a holder of the lock),
+        then repairs the session as the previous holder left it.
+        """
         stream = session.active_run_id
         if not session.pending_user_message or not stream:
             return False
         if self.live.is_live(stream) or not is_valid_id(session.session_id) or not self.is_old_enough(session):
             return False
         lock = self.store.lock(session.session_id)
-        if not lock.acquire(blocking=False):
+        waited = not lock.acquire(blocking=False)
+        if waited and (wait_s <= 0 or lock.held_here() or not lock.acquire(timeout=wait_s)):
             return False
         try:
+            if waited:
+                session = self.store.load(session.session_id)  # as the other holder left it
             return self.apply_core_sync_or_error_marker(session, stream)
         except Exception:  # a repair must never break reading the session
             log.exception("repair of session %s failed; it stays pending", session.session_id)
@@ -191,8 +205,12 @@ class Recovery:
         core_path: Path | None = None,
         require_stream_dead: bool = True,
         cause: str | None = None,
+        disk_full: bool = False,
     ) -> bool:
-        """Settle the pending turn (the caller holds the session lock). False if it must not be touched."""
+        """Settle the pending turn (the caller holds the session lock). False if it must not be touched.
+
+        `disk_full`: the run was cut off by a full disk; its settled turn ends with the note saying so.
+        """
         if not session.pending_user_message:
             return False
         if stream_id_for_recheck is not None:
@@ -201,11 +219,13 @@ class Recovery:
             if require_stream_dead and self.live.is_live(stream_id_for_recheck):
                 return False
         stream = stream_id_for_recheck or session.active_run_id
+        if stream is not None and not is_valid_id(stream):
+            stream = None  # a garbled or planted id names no journal: settle with what the session holds
         cause = cause or self.classify_cause(session, stream)
         with gc_paused():  # one bounded pass over possibly many rows: no collection halfway
             evidence = read_evidence(self.journals, session.session_id, stream) if stream else Evidence()
             core = None if session.messages else _core_messages(core_path or self.core_transcript_path(session))
-            settle.settle_recovered(session, stream, settle.RecoveryVerdict(evidence, cause, core))
+            settle.settle_recovered(session, stream, settle.RecoveryVerdict(evidence, cause, core, disk_full))
             del evidence, core  # the fold's rows are merged: free them before the save serializes the session
         self.store.save(session, touch=False)
         return True
@@ -234,7 +254,8 @@ class Recovery:
         now = time.time()
         attempts = _int(marker.get("_journal_retry_attempts"))
         first_seen = settle.valid_ts(marker.get("_journal_retry_first_seen_ts")) or now
-        if not stream or attempts >= self.policy.retry_max_attempts or now - first_seen > self.policy.retry_giveup_s:
+        if (not is_valid_id(stream) or attempts >= self.policy.retry_max_attempts
+                or now - first_seen > self.policy.retry_giveup_s):
             markers.settle_marker(marker, "lost")
             self.store.save(session, touch=False)
             return False

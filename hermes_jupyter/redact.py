@@ -8,6 +8,7 @@ token) are replaced exactly; anything token-shaped is replaced by pattern.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ _PATTERNS: Final[tuple[re.Pattern[str], ...]] = (
     re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
     re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),
     re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"),
+    # The hermes routes' kernel token (server/kernel_token.py), of this server or any other.
+    re.compile(r"\bhjk_[A-Za-z0-9_\-]{32,}"),
     # JSON Web Tokens.
     re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     # Authorization headers.
@@ -83,13 +86,17 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):
-            return {
-                k: (MASK if isinstance(k, str) and _is_secret_name(k) and isinstance(v, str) and v else self.value(v))
-                for k, v in value.items()
-            }
+            return {k: self.named(k, v) if isinstance(k, str) else self.value(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [self.value(v) for v in value]
         return value
+
+    def named(self, name: str, value: Any) -> Any:
+        """`value` shown under `name` (a key, a variable): masked whole when the name says it is a
+        secret (`api_token`, `db_password`) and the value is a non-empty string, else redacted."""
+        if _is_secret_name(name) and isinstance(value, str) and value:
+            return MASK
+        return self.value(value)
 
     def contains_secret(self, text: str) -> bool:
         return self.text(text) != text
@@ -105,5 +112,44 @@ def _is_secret_name(name: str) -> bool:
     return bool(_SECRET_ENV_NAME.search(name)) and not name.lower().endswith(("_tokens", "tokens"))
 
 
+def looks_secret(text: str) -> bool:
+    """Whether `text` carries a secret by its shape alone: a key format, a JWT, an Authorization
+    value, or credentials in a URL (`scheme://user:password@host`, `?token=…`)."""
+    return any(p.search(text) for p in _PATTERNS) or ("://" in text and _ASSIGNMENT.search(text) is not None)
+
+
 #: A redactor that knows no values, only patterns: for places without configuration.
 PATTERNS_ONLY: Final = Redactor()
+
+
+class RedactingLogFilter(logging.Filter):
+    """Masks secrets in a log record's message and traceback before any handler formats it."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = self.redactor.text(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redactor.text(record.exc_text)
+        record.exc_info = None if record.exc_text else record.exc_info
+        return True
+
+
+def redact_logs(redactor: Redactor, prefix: str = "hermes_jupyter") -> RedactingLogFilter:
+    """Install one redacting filter on the `prefix` logger and every logger below it that exists now.
+
+    A logger's filters see only records logged on that logger (not its children's), hence one per logger;
+    our modules create theirs at import, before the server calls this.
+    """
+    log_filter = RedactingLogFilter(redactor)
+    names = [prefix, *(n for n in logging.root.manager.loggerDict if n.startswith(prefix + "."))]
+    for name in names:
+        logger = logging.getLogger(name)
+        for old in [f for f in logger.filters if isinstance(f, RedactingLogFilter)]:
+            logger.removeFilter(old)
+        logger.addFilter(log_filter)
+    return log_filter

@@ -8,18 +8,24 @@ left in place: nothing here ever overwrites it with an empty session.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
+import stat
 import threading
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
-from .fsio import atomic_write, ensure_dir
-from .ids import new_session_id, validate_id
+from .fsio import atomic_write, ensure_dir, read_bytes_nofollow
+from .ids import is_valid_id, new_session_id, validate_id
+from .listing import ListingOrder, Page
+from .schemas import check_index
+from .titles import UNTITLED, subtitle
 
 log = logging.getLogger(__name__)
 
@@ -36,12 +42,16 @@ class CorruptSession(RuntimeError):
     """The sidecar exists but does not parse as a session; it is left untouched."""
 
 
+#: What a listing row of an unreadable sidecar says (the technical reason goes to the log).
+CORRUPT_ROW_ERROR = "This session's saved file cannot be read. It was left as it is: restore it, or delete it."
+
+
 @dataclass
 class Session:
     """A session sidecar. Unknown keys found on disk are kept in `extra` and written back."""
 
     session_id: str
-    title: str = "New session"
+    title: str = UNTITLED
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
     backend: str = "demo"
@@ -70,11 +80,16 @@ class Session:
         return {**self.extra, **data}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Session:
-        known = {f.name for f in fields(cls)} - {"extra"}
-        values = {k: v for k, v in data.items() if k in known}
-        extra = {k: v for k, v in data.items() if k not in known and k != "message_count"}
-        return cls(**values, extra=extra)
+    def from_json(cls, data: Any) -> Session:
+        """A session from a parsed sidecar, every field type-checked (in C); ValueError saying what is wrong."""
+        if not isinstance(data, dict):
+            raise ValueError(f"the file holds {type(data).__name__}, not a session object")
+        try:
+            session = msgspec.convert(data, cls)
+        except msgspec.ValidationError as exc:
+            raise ValueError(str(exc)) from None
+        session.extra = {k: v for k, v in data.items() if k not in _KNOWN and k != "message_count"}
+        return session
 
     def compact(self) -> dict[str, Any]:
         """The listing row: what the sidebar needs, no transcript."""
@@ -83,7 +98,7 @@ class Session:
             "updated_at": self.updated_at, "backend": self.backend, "model": self.model,
             "message_count": len(self.messages), "active_stream_id": self.active_stream_id,
             "last_run_id": self.last_run_id, "notebook_path": self.notebook_path,
-            "kernel_id": self.kernel_id,
+            "subtitle": subtitle(self.notebook_path), "kernel_id": self.kernel_id,
         }
 
     @property
@@ -102,6 +117,40 @@ class Session:
 
 
 _FIELDS = tuple(f for f in fields(Session) if f.name != "extra")
+_COMPACT_KEYS = frozenset(Session("x").compact())
+_KNOWN = frozenset(f.name for f in _FIELDS)
+
+
+class SessionLock:
+    """A non-reentrant lock that knows its holder, so a reader can wait for it unless it holds it itself."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._owner: int | None = None
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        if not self._lock.acquire(blocking, timeout):
+            return False
+        self._owner = threading.get_ident()
+        return True
+
+    def release(self) -> None:
+        self._owner = None
+        self._lock.release()
+
+    def held_here(self) -> bool:
+        """True if the calling thread holds the lock (acquiring it again would deadlock)."""
+        return self._owner == threading.get_ident()
+
+    def locked(self) -> bool:
+        return self._lock.locked()
+
+    def __enter__(self) -> SessionLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 class SessionStore:
@@ -111,19 +160,22 @@ class SessionStore:
         self.root = root
         ensure_dir(root)
         self._cache: dict[str, Session] = {}
-        self._locks: dict[str, threading.Lock] = {}
+        self._locks: dict[str, SessionLock] = {}
         self._guard = threading.Lock()
         self._index: dict[str, dict[str, Any]] | None = None
+        self._order = ListingOrder()
         self._index_timer: threading.Timer | None = None
         self._reconciled = threading.Event()
+        self._closed = False
+        self._flushing = threading.Lock()  # close() waits for a write the timer already began
 
     # -- locks and cache ------------------------------------------------------------
-    def lock(self, session_id: str) -> threading.Lock:
-        """The session's non-reentrant lock. Repair takes it non-blocking, so holders never deadlock."""
+    def lock(self, session_id: str) -> SessionLock:
+        """The session's non-reentrant lock. Repair never waits for it in a thread that holds it."""
         with self._guard:
             lock = self._locks.get(session_id)
             if lock is None:
-                lock = self._locks[session_id] = threading.Lock()
+                lock = self._locks[session_id] = SessionLock()
             return lock
 
     def cached(self, session_id: str) -> Session | None:
@@ -137,7 +189,7 @@ class SessionStore:
 
     # -- reading --------------------------------------------------------------------
     def exists(self, session_id: str) -> bool:
-        return session_id in self._cache or self.path(session_id).is_file()
+        return session_id in self._cache or os.path.lexists(self.path(session_id))
 
     def load(self, session_id: str, *, use_cache: bool = True) -> Session:
         """The session from the cache, or parsed from its sidecar (and cached)."""
@@ -150,15 +202,19 @@ class SessionStore:
         return session
 
     def _read(self, path: Path) -> Session:
+        """Parse and type-check a sidecar; never follows a link, never raises anything but the two below."""
         try:
-            raw = path.read_bytes()
+            raw = read_bytes_nofollow(path)
         except FileNotFoundError:
             raise UnknownSession(path.stem) from None
+        except OSError as exc:  # a planted link (SymlinkRefused), a directory, no permission
+            log.error("session sidecar %s cannot be opened and was left in place: %s", path, exc)
+            raise CorruptSession(f"session {path.stem} cannot be opened: {exc.strerror or exc}") from exc
         try:
-            data = orjson.loads(raw)
-            if not isinstance(data, dict) or data.get("session_id") != path.stem:
-                raise ValueError("not a session object for this file")
-            return Session.from_json(data)
+            session = Session.from_json(orjson.loads(raw))
+            if session.session_id != path.stem:
+                raise ValueError(f"session_id {session.session_id!r} does not match the file name")
+            return session
         except (ValueError, TypeError) as exc:
             log.error("session sidecar %s is corrupt and was left in place: %s", path, exc)
             raise CorruptSession(f"session {path.stem} cannot be read: {exc}") from exc
@@ -173,34 +229,65 @@ class SessionStore:
         """Write the sidecar atomically (tmp + fsync + rename + dir fsync), then cache and index it.
 
         `touch=False` is for maintenance (repair, retries): it must not reorder the listing.
+        A failed save changes nothing others can see: the session leaves the cache (so
+        the next read is the sidecar as it still is on disk) and the error propagates.
         """
         validate_id(session.session_id, "session id")
+        data = session.to_json()
         if touch:
-            session.updated_at = time.time()
-        data = orjson.dumps(session.to_json(), option=orjson.OPT_INDENT_2, default=str)
+            data["updated_at"] = time.time()
         path = self.path(session.session_id)
-        atomic_write(path, data)
+        try:
+            atomic_write(path, orjson.dumps(data, option=orjson.OPT_INDENT_2, default=str))
+        except BaseException:
+            self._cache.pop(session.session_id, None)
+            raise
+        session.updated_at = data["updated_at"]
         self._cache[session.session_id] = session
         row = session.compact()
         row["mtime_ns"] = _mtime_ns(path)
         self._index_put(session.session_id, row)
 
-    def delete(self, session_id: str) -> None:
+    def replace(self, session_id: str, **changes: Any) -> Session:
+        """Save a changed copy of the session, then cache it: a failed save leaves the cached one as it was.
+
+        The caller holds the session lock.
+        """
+        session = dataclasses.replace(self.load(session_id), **changes)
+        self.save(session)
+        return session
+
+    def delete(self, session_id: str, *, corrupt: bool = False) -> None:
+        """Remove the sidecar (a link is removed, never followed). Unreadable ones only with `corrupt=True`."""
         path = self.path(session_id)
-        self._cache.pop(session_id, None)
+        if not corrupt:
+            self.load(session_id)  # CorruptSession: deleting an unreadable file takes the explicit flag
         try:
             os.unlink(path)
         except FileNotFoundError:
             raise UnknownSession(session_id) from None
+        self._cache.pop(session_id, None)
         self._index_put(session_id, None)
 
     # -- listing --------------------------------------------------------------------
     def list(self) -> list[dict[str, Any]]:
         """Compact rows, newest first. Corrupt sidecars are listed with `corrupt: true`."""
         index = self._load_index()
-        rows = [{k: v for k, v in row.items() if k != "mtime_ns"} for row in index.values()]
-        rows.sort(key=lambda r: r.get("updated_at") or 0, reverse=True)
-        return rows
+        with self._guard:  # only the order is taken under the lock; rows are replaced, never changed, by saves
+            rows = [index[sid] for sid in self._order.newest_first(index)]
+        return [_listing_row(row) for row in rows]
+
+    def page(self, limit: int, before: str | None = None) -> Page:
+        """At most `limit` rows older than the cursor `before`, newest first, and the cursor after them.
+
+        The order is kept sorted as sessions change, so a page costs a bisect and a
+        slice however many sessions there are.
+        """
+        index = self._load_index()
+        with self._guard:
+            sids, next_cursor = self._order.page(index, limit, before)
+            rows = [index[sid] for sid in sids]
+        return Page([_listing_row(row) for row in rows], next_cursor)
 
     def _load_index(self) -> dict[str, dict[str, Any]]:
         """The in-memory index. A saved index is trusted at once and verified in the background.
@@ -220,6 +307,7 @@ class SessionStore:
         with self._guard:
             if self._index is None:
                 self._index = saved
+                self._order.reset()
                 threading.Thread(target=self._verify_index, args=(dict(saved),), daemon=True,
                                  name="hermes-index-verify").start()
             return self._index
@@ -249,17 +337,22 @@ class SessionStore:
                 if sid not in fresh and index.get(sid) is row:
                     del index[sid]
             self._index = index
+            self._order.reset()
             return index
 
     def _read_index_file(self) -> dict[str, dict[str, Any]]:
+        """The saved index, if it parses and every row is well typed; else {} (rebuilt from the sidecars)."""
         try:
-            data = orjson.loads((self.root / INDEX_NAME).read_bytes())
+            data = check_index(orjson.loads(read_bytes_nofollow(self.root / INDEX_NAME)))
         except FileNotFoundError:
             return {}
-        except orjson.JSONDecodeError:
-            log.warning("session index is corrupt; rebuilding it from the sidecars")
+        except (OSError, orjson.JSONDecodeError) as exc:
+            log.warning("session index cannot be read (%s); rebuilding it from the sidecars", exc)
             return {}
-        return data if isinstance(data, dict) else {}
+        if data is None:
+            log.warning("session index has rows of the wrong shape; rebuilding it from the sidecars")
+            return {}
+        return data
 
     def _reconcile_index(self, index: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         """Trust an index row only while its sidecar's mtime is unchanged; re-read the others."""
@@ -268,39 +361,45 @@ class SessionStore:
         with os.scandir(self.root) as entries:
             for entry in entries:
                 name = entry.name
-                if name.startswith(("_", ".")) or not name.endswith(".json"):
+                if name.startswith(("_", ".")) or not name.endswith(".json") or not is_valid_id(name[:-5]):
                     continue
                 sid = name[:-5]
-                mtime = entry.stat().st_mtime_ns
+                info = entry.stat(follow_symlinks=False)
+                mtime = info.st_mtime_ns if stat.S_ISREG(info.st_mode) else -1  # links and dirs: always re-read
                 row = index.get(sid)
-                if row is None or row.get("mtime_ns") != mtime:
+                if row is None or row.get("mtime_ns") != mtime or _stale_shape(row):
                     row = self._index_row_from_disk(Path(entry.path), sid, mtime)
                     changed = True
-                fresh[sid] = row
+                if row is not None:
+                    fresh[sid] = row
         if changed or len(fresh) != len(index):
             self._schedule_index_write()
         return fresh
 
-    def _index_row_from_disk(self, path: Path, sid: str, mtime: int) -> dict[str, Any]:
+    def _index_row_from_disk(self, path: Path, sid: str, mtime: int) -> dict[str, Any] | None:
         try:
             row = self._read(path).compact()
-        except CorruptSession as exc:
-            row = {"session_id": sid, "title": sid, "updated_at": 0, "corrupt": True, "error": str(exc)}
+        except CorruptSession:
+            row = {"session_id": sid, "title": sid, "updated_at": 0, "corrupt": True, "error": CORRUPT_ROW_ERROR}
+        except UnknownSession:  # removed between the directory scan and the read
+            return None
         row["mtime_ns"] = mtime
         return row
 
     def _index_put(self, session_id: str, row: dict[str, Any] | None) -> None:
         index = self._load_index()
         with self._guard:
+            self._order.discard(session_id, index.get(session_id))
             if row is None:
                 index.pop(session_id, None)
             else:
                 index[session_id] = row
+                self._order.add(session_id, row)
         self._schedule_index_write()
 
     def _schedule_index_write(self) -> None:
         with self._guard:
-            if self._index_timer is not None:
+            if self._index_timer is not None or self._closed:
                 return
             timer = threading.Timer(INDEX_WRITE_DELAY_S, self.flush_index)
             timer.daemon = True
@@ -309,6 +408,10 @@ class SessionStore:
 
     def flush_index(self) -> None:
         """Write the listing index now (it is also written shortly after every change)."""
+        with self._flushing:
+            self._flush_index()
+
+    def _flush_index(self) -> None:
         with self._guard:
             self._index_timer = None
             index = dict(self._index) if self._index is not None else None
@@ -320,12 +423,23 @@ class SessionStore:
             log.exception("could not write the session index (it will be rebuilt from the sidecars)")
 
     def close(self) -> None:
+        """Write a pending index change now and schedule no more (the index is a cache the next start checks)."""
         with self._guard:
+            self._closed = True
             timer, self._index_timer = self._index_timer, None
         if timer is not None:
             timer.cancel()
-            self.flush_index()
+        self.flush_index()  # also waits for a write already under way
+
+
+def _stale_shape(row: dict[str, Any]) -> bool:
+    """An index row written by an older version lacks fields a listing row has now: re-read its sidecar."""
+    return not row.get("corrupt") and not _COMPACT_KEYS <= row.keys()
 
 
 def _mtime_ns(path: Path) -> int:
-    return os.stat(path).st_mtime_ns
+    return os.stat(path, follow_symlinks=False).st_mtime_ns
+
+
+def _listing_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k != "mtime_ns"}

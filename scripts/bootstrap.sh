@@ -2,6 +2,10 @@
 # Creates .venv (Python 3.11+) and installs hermes-jupyter into it, editable, with the given extras.
 # The wheel build runs npm for the labextension (hatch-jupyter-builder), so node 20 / npm must be on PATH.
 # Usage: scripts/bootstrap.sh [EXTRAS]   e.g. scripts/bootstrap.sh test
+#
+# The install is skipped when nothing it depends on changed since the last one: a stamp in .venv
+# records the extras and a checksum of what pip and the labextension build read (the Python
+# sources need no reinstall: the install is editable). HERMES_JUPYTER_REINSTALL=1 forces it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,12 +16,79 @@ if [ -z "$python" ]; then
     if command -v "$candidate" >/dev/null 2>&1; then python="$candidate"; break; fi
   done
 fi
+stamp_file=.venv/.hermes-jupyter-install
+
+# What the install reads besides the Python sources, one checksum line per file, in a stable order.
+install_inputs() {
+  local paths=(pyproject.toml install.json jupyter-config labextension/package.json
+    labextension/package-lock.json labextension/tsconfig.json labextension/src labextension/style
+    labextension/schema)
+  local existing=()
+  for p in "${paths[@]}"; do [ -e "$p" ] && existing+=("$p"); done
+  find "${existing[@]}" -type f ! -path '*/node_modules/*' ! -path '*/__tests__/*' | LC_ALL=C sort | xargs cksum
+}
+
+# The stamp of the wanted install: the extras, then one checksum of the inputs.
+wanted_stamp() {
+  echo "extras=$extras"
+  install_inputs | cksum
+}
+
+# Up to date when the inputs match and the stamped extras include the wanted ones (a `test`
+# install serves a plain one), and the labextension is still in the venv.
+up_to_date() {
+  [ -x .venv/bin/python ] && [ -f "$stamp_file" ] || return 1
+  [ -f .venv/share/jupyter/labextensions/hermes-jupyter/package.json ] || return 1
+  local stamped_extras stamped_sum
+  stamped_extras="$(sed -n 's/^extras=//p' "$stamp_file")"
+  stamped_sum="$(sed -n '2p' "$stamp_file")"
+  [ "$stamped_sum" = "$(install_inputs | cksum)" ] || return 1
+  [ -z "$extras" ] || [ "$extras" = "$stamped_extras" ]
+}
+
+if up_to_date; then
+  echo "bootstrap: hermes-jupyter is installed and nothing it depends on changed (HERMES_JUPYTER_REINSTALL=1 forces a reinstall)"
+  [ "${HERMES_JUPYTER_REINSTALL:-}" = "1" ] || exit 0
+fi
 if [ ! -x .venv/bin/python ]; then
   echo "bootstrap: creating .venv with $python"
   "$python" -m venv .venv
 fi
 target="."
 [ -n "$extras" ] && target=".[$extras]"
+pip=(.venv/bin/python -m pip install --disable-pip-version-check -q)
+
+# What pip would fetch for `$target`, plus the build backend, read from pyproject.toml.
+requirements() {
+  .venv/bin/python - "$extras" <<'PY'
+import sys, tomllib
+with open("pyproject.toml", "rb") as f:
+    data = tomllib.load(f)
+wanted = [e for e in sys.argv[1].split(",") if e]
+extras = data["project"].get("optional-dependencies", {})
+print("\n".join([*data["build-system"]["requires"], *data["project"]["dependencies"],
+                 *(r for e in wanted for r in extras.get(e, []))]))
+PY
+}
+
+# A fresh checkout (no labextension built yet): build it while pip fetches the dependencies (the
+# two slow parts, one CPU-bound, one network-bound), then install the package itself with
+# neither left to do. Anything that fails here falls back to the plain install, which says why.
+install_in_parallel() {
+  [ ! -d hermes_jupyter/labextension ] && command -v npm >/dev/null 2>&1 || return 1
+  echo "bootstrap: building the labextension while pip installs the dependencies"
+  (cd labextension && npm install --no-audit --no-fund && npm run build) >.venv/labextension-build.log 2>&1 &
+  local npm_pid=$!
+  local reqs
+  reqs="$(requirements)" && mapfile -t reqs_list <<<"$reqs" && "${pip[@]}" "${reqs_list[@]}" || {
+    kill "$npm_pid" 2>/dev/null; wait "$npm_pid" 2>/dev/null; return 1; }
+  wait "$npm_pid" || return 1
+  "${pip[@]}" --no-build-isolation -e "$target"
+}
+
 echo "bootstrap: installing hermes-jupyter$( [ -n "$extras" ] && echo "[$extras]" ) (builds the labextension on first run)"
-.venv/bin/python -m pip install --disable-pip-version-check -q -e "$target"
+stamp="$(wanted_stamp)"  # before the install: an edit made meanwhile triggers the next one
+rm -f "$stamp_file"
+install_in_parallel || "${pip[@]}" -e "$target"
 .venv/bin/python -c "import hermes_jupyter.server.app" # fail loudly if the install did not take
+echo "$stamp" >"$stamp_file"

@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
 # The run command: JupyterLab with hermes-jupyter and the demo notebook, on the offline demo agent.
 # Extra arguments go to `jupyter lab` (e.g. --port=8899 --no-browser).
+# Installs only when the checkout changed (scripts/bootstrap.sh keeps a stamp), so a second launch is quick.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
-root_flag=()
-[ "$(id -u)" -eq 0 ] && root_flag=(--allow-root)
+# Kernels and terminals of this JupyterLab find the venv first: `!jupyter hermes recover` in a cell
+# or `pip install …` in a terminal reach this install, not another Python on PATH.
+export HERMES_JUPYTER_VENV="$PWD/.venv"
+export VIRTUAL_ENV="$HERMES_JUPYTER_VENV"
+export PATH="$HERMES_JUPYTER_VENV/bin:$PATH"
+args=(--ip=127.0.0.1 --HermesJupyter.backend=demo)
+[ "$(id -u)" -eq 0 ] && args+=(--allow-root)
+if [ "$(basename "${SHELL:-}")" = "bash" ]; then
+  # A terminal runs the user's usual bash set-up, then puts the venv back in front (see venv_bashrc).
+  args+=("--ServerApp.terminado_settings=$(python -c 'import sys; print(repr({"shell_command": sys.argv[1:]}))' \
+    "$SHELL" --rcfile "$PWD/scripts/venv_bashrc" -i)")
+fi
 cd binder  # the notebook root: the demo notebook, not the repository's internals
-exec ../.venv/bin/jupyter lab "${root_flag[@]}" --ip=127.0.0.1 --HermesJupyter.backend=demo "$@" demo.ipynb
+exec jupyter lab "${args[@]}" "$@" demo.ipynb

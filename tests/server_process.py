@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import quote
 
 import httpx
@@ -95,9 +95,10 @@ class JupyterServerProcess:
             response.raise_for_status()
             return response.json()
 
-    def start(self, timeout_s: float = 60) -> JupyterServerProcess:
+    def server_args(self) -> list[str]:
+        """The `jupyter server` command-line options of this server (without the program)."""
         args = [
-            sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={self.port}", "--ip=127.0.0.1",
+            "--no-browser", f"--port={self.port}", "--ip=127.0.0.1",
             f"--ServerApp.token={TOKEN}", f"--ServerApp.base_url={self.base_url}",
             f"--ServerApp.root_dir={self.notebooks}", "--ServerApp.port_retries=0",
             f"--HermesJupyter.state_dir={self.state_dir}", f"--DemoAgent.token_delay={self.token_delay}",
@@ -105,22 +106,32 @@ class JupyterServerProcess:
         ]
         if os.geteuid() == 0:
             args.append("--allow-root")
+        return args
+
+    def start(self, timeout_s: float = 60) -> JupyterServerProcess:
+        args = [sys.executable, "-m", "jupyter_server", *self.server_args()]
         env = self._env()
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the process
         self.proc = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root
         )
         log.close()
+        proc = self.proc
+        self.wait_ready(timeout_s, exited=lambda: proc.poll() is not None)
+        return self
+
+    def wait_ready(self, timeout_s: float, *, exited: Callable[[], bool], poll_s: float = 0.1) -> None:
+        """Until the API answers; raises with the log's tail if the server exits or stays silent."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+            if exited():
                 raise RuntimeError(f"jupyter server exited: {self.log_path.read_text()[-3000:]}")
             try:
                 if self.get("sessions").status_code == 200:
-                    return self
+                    return
             except httpx.TransportError:
                 pass
-            time.sleep(0.1)
+            time.sleep(poll_s)
         raise TimeoutError(f"jupyter server did not answer: {self.log_path.read_text()[-3000:]}")
 
     def signal(self, sig: int, timeout_s: float = 30) -> int:
@@ -176,7 +187,7 @@ class JupyterServerProcess:
         return await websocket_connect(HTTPRequest(ws_url, headers={"Authorization": f"token {TOKEN}"}))
 
     async def read_rows(self, ws: Any, limit: int | None = None, timeout_s: float = 30) -> list[dict[str, Any]]:
-        """Rows (heartbeats skipped) until `limit` rows or the socket closes."""
+        """Journal rows (heartbeats and the final settled message skipped) until `limit` rows or the socket closes."""
         import asyncio
 
         rows: list[dict[str, Any]] = []
@@ -185,6 +196,6 @@ class JupyterServerProcess:
             if message is None:
                 break
             data = json.loads(message)
-            if data.get("type") != "heartbeat":
+            if "event_id" in data:  # journal lines have it; heartbeats and the settled message do not
                 rows.append(data)
         return rows

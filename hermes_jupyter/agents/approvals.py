@@ -9,17 +9,20 @@ forgotten approval never wedges a run.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from ..events import APPROVAL
+from .asks import Questions, UnknownQuestion, journaled, wait_answer
 from .base import EventSink
 
 log = logging.getLogger(__name__)
 
 APPROVAL_OPTIONS = ("allow_once", "deny")
+#: Every choice an approval may offer (CONTRACT §9); a backend offers the subset it honours.
+APPROVAL_CHOICES = ("allow_once", "allow_session", "allow_always", "deny")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,16 +41,15 @@ class ApprovalRequest:
 
 ApprovalHandler = Callable[[ApprovalRequest], Awaitable[str]]
 
-
-class UnknownApproval(KeyError):
-    """No approval with that id is waiting (never asked, already answered or expired): HTTP 404."""
+#: No approval with that id is waiting (never asked, or long gone): HTTP 404.
+UnknownApproval = UnknownQuestion
 
 
 def pending_payload(request: ApprovalRequest) -> dict[str, Any]:
     return {
         "approval_id": request.approval_id, "status": "pending", "kind": request.kind,
         "command": request.command, "description": request.description,
-        "options": list(request.options), "timeout_s": request.timeout_s,
+        "choices": list(request.options), "options": list(request.options), "timeout_s": request.timeout_s,
     }
 
 
@@ -57,56 +59,37 @@ def resolved_payload(approval_id: str, choice: str, reason: str) -> dict[str, An
 
 async def decide(handler: ApprovalHandler | None, request: ApprovalRequest) -> tuple[str, str]:
     """The handler's answer as (choice, reason); deny when there is none, it fails, expires or answers off-menu."""
-    if handler is None:
-        return "deny", "no approval handler"
-    try:
-        choice = await asyncio.wait_for(handler(request), request.timeout_s)
-    except TimeoutError:
-        return "deny", "expired"
-    except Exception:  # a broken handler must deny, not wedge the turn
-        log.exception("approval handler failed for %s", request.approval_id)
-        return "deny", "approval handler failed"
+    choice, reason = await wait_answer(handler, request, request.timeout_s, f"approval {request.approval_id}")
+    if choice is None:
+        return "deny", "no approval handler" if handler is None else reason
     if choice not in request.options:
         return "deny", f"invalid choice {choice!r}"
-    return choice, "answered"
-
-
-@dataclass
-class _Waiting:
-    request: ApprovalRequest
-    answer: asyncio.Future[str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    return choice, reason
 
 
 class ApprovalBroker:
     """Approvals waiting for a person, by run and approval id. `ask` is an `ApprovalHandler`."""
 
     def __init__(self) -> None:
-        self._waiting: dict[tuple[str, str], _Waiting] = {}
+        self._questions: Questions[ApprovalRequest] = Questions()
 
     async def ask(self, request: ApprovalRequest) -> str:
-        waiting = _Waiting(request)
-        key = (request.run_id, request.approval_id)
-        self._waiting[key] = waiting
-        try:
-            return await waiting.answer
-        finally:
-            self._waiting.pop(key, None)
+        return await self._questions.wait(request.run_id, request.approval_id, request)
 
     def answer(self, run_id: str, approval_id: str, choice: str) -> None:
         """Answer a waiting approval; ValueError for an option it does not offer."""
-        waiting = self._waiting.get((run_id, approval_id))
-        if waiting is None or waiting.answer.done():
-            raise UnknownApproval(f"no approval {approval_id} is waiting in run {run_id}")
-        if choice not in waiting.request.options:
-            raise ValueError(f"choice must be one of {list(waiting.request.options)}")
-        waiting.answer.set_result(choice)
+        request = self._questions.request_of(run_id, approval_id)
+        if request is not None and choice not in request.options:
+            raise ValueError(f"choice must be one of {list(request.options)}")
+        self._questions.answer(run_id, approval_id, choice)
 
     def pending(self, run_id: str) -> list[ApprovalRequest]:
-        return [w.request for (rid, _), w in self._waiting.items() if rid == run_id]
+        return self._questions.pending(run_id)
 
     async def request(self, sink: EventSink, request: ApprovalRequest) -> str:
         """For our own tools: journal the request, wait for the answer, journal the outcome."""
-        sink.emit("approval", pending_payload(request))
-        choice, reason = await decide(self.ask, request)
-        sink.emit("approval", resolved_payload(request.approval_id, choice, reason))
-        return choice
+        async def resolve() -> dict[str, Any]:
+            return resolved_payload(request.approval_id, *await decide(self.ask, request))
+
+        resolved = await journaled(sink, APPROVAL, pending_payload(request), resolve)
+        return str(resolved["choice"])

@@ -73,10 +73,11 @@ class TurnResult:
     backend_session_id: str | None = None
 
     @classmethod
-    def failure(cls, kind: str, message: str, **fields: Any) -> TurnResult:
-        """An errored turn (or `crashed`, when `kind` is `agent_crashed`)."""
+    def failure(cls, kind: str, message: str, detail: str | None = None, **fields: Any) -> TurnResult:
+        """An errored turn (or `crashed`, when `kind` is `agent_crashed`). Backends word it with
+        `errors.failed_turn`, which takes `message` from the one table of error kinds."""
         outcome: Outcome = "crashed" if kind == "agent_crashed" else "errored"
-        return cls(outcome=outcome, error=TurnError(kind, message), **fields)
+        return cls(outcome=outcome, error=TurnError(kind, message, detail), **fields)
 
 
 @runtime_checkable

@@ -13,8 +13,10 @@ from typing import Any, Iterator
 from traitlets import Float, Int
 from traitlets.config import Configurable
 
+from ..events import PLAN, TOKEN
 from .approvals import ApprovalBroker, ApprovalRequest, pending_payload, resolved_payload
 from .base import EventSink, TurnRequest, TurnResult
+from .clarify import ClarifyBroker, ClarifyRequest, ask_journaled
 
 _COUNT_RE = re.compile(r"count to (\d+)", re.IGNORECASE)
 
@@ -30,7 +32,26 @@ DEMO_REPLY = (
 Step = tuple[str, dict[str, Any]]
 #: A script step that asks for approval instead of emitting an event.
 APPROVAL_STEP = "_approval"
+#: A script step that asks the user a question (`clarify`) and replies quoting the answer.
+CLARIFY_STEP = "_clarify"
 DANGEROUS = "rm -rf ./scratch"
+DEMO_QUESTION = "Shall I go on with the demo?"
+PLAN_STEPS = ("Read the question", "Sketch an answer", "Write it down")
+
+CODE_REPLY = (
+    "Here is the mean of a list in Python:\n\n"
+    "```python\n"
+    "def mean(xs: list[float]) -> float:\n"
+    "    return sum(xs) / len(xs)\n"
+    "\n"
+    "print(mean([1.0, 2.0, 3.0]))\n"
+    "```\n\n"
+    "| input | mean |\n"
+    "|---|---|\n"
+    "| `[1, 2, 3]` | 2.0 |\n"
+    "| `[4, 8]` | 6.0 |\n\n"
+    "It computes $\\bar{x} = \\frac{1}{n}\\sum_i x_i$."
+)
 
 
 def _words(text: str) -> Iterator[Step]:
@@ -59,6 +80,16 @@ def demo_script(message: str, max_count: int) -> Iterator[Step]:
         for word in ["There", " are", " two", " files:", " `data.csv`", " and", " `notes.md`."]:
             yield "token", {"text": word}
         return
+    if "ask me a question" in message.lower():
+        yield from _words("I have a question for you first.")
+        yield CLARIFY_STEP, {}
+        return
+    if "make a plan" in message.lower():
+        yield from _plan()
+        return
+    if "write some code" in message.lower():
+        yield from _words(CODE_REPLY)
+        return
     if "ask for approval" in message.lower():
         yield from _words("I would like to clean the scratch folder; that needs your approval.")
         yield "tool", {"tid": "demo-tool-2", "name": "terminal", "args": {"command": DANGEROUS},
@@ -67,6 +98,17 @@ def demo_script(message: str, max_count: int) -> Iterator[Step]:
         return
     for word in re.findall(r"\S+\s*|\s+", DEMO_REPLY):
         yield "token", {"text": word}
+
+
+def _plan() -> Iterator[Step]:
+    """A plan of three items, each completed in turn (the latest `plan` event replaces the items)."""
+    for done in range(len(PLAN_STEPS) + 1):
+        items = [{"text": text, "status": "completed" if i < done else "in_progress" if i == done else "pending"}
+                 for i, text in enumerate(PLAN_STEPS)]
+        yield PLAN, {"items": items}
+        if done < len(PLAN_STEPS):
+            yield from _words(f"{PLAN_STEPS[done]}: done. ")
+    yield from _words("All three steps are complete.")
 
 
 class DemoAgent(Configurable):
@@ -84,8 +126,9 @@ class DemoAgent(Configurable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._stops: dict[str, asyncio.Event] = {}
-        #: Set by the server; without it every approval is denied.
+        #: Set by the server; without them every approval is denied and every question unanswered.
         self.approvals: ApprovalBroker | None = None
+        self.clarify: ClarifyBroker | None = None
 
     async def run_turn(self, request: TurnRequest, sink: EventSink) -> TurnResult:
         stop = self._stops.setdefault(request.run_id, asyncio.Event())
@@ -93,14 +136,17 @@ class DemoAgent(Configurable):
         try:
             for i, (event, payload) in enumerate(demo_script(request.message, self.max_count)):
                 if await self._paused(stop, i):
-                    return _result("".join(text), interrupted=True)
+                    return _result("".join(text), request.message, interrupted=True)
                 if event == APPROVAL_STEP:
                     text.append(await self._approve(request, sink))
                     continue
+                if event == CLARIFY_STEP:
+                    text.append(await self._ask(request, sink))
+                    continue
                 sink.emit(event, payload)
-                if event == "token":
+                if event == TOKEN:
                     text.append(payload["text"])
-            return _result("".join(text))
+            return _result("".join(text), request.message)
         finally:
             self._stops.pop(request.run_id, None)
 
@@ -125,6 +171,20 @@ class DemoAgent(Configurable):
         sink.emit("token", {"text": reply})
         return reply
 
+    async def _ask(self, request: TurnRequest, sink: EventSink) -> str:
+        """Ask the demo question (journaled, choices yes/no) and reply quoting the answer."""
+        question = ClarifyRequest(
+            run_id=request.run_id, session_id=request.session_id, clarify_id="demo-clarify-1",
+            question=DEMO_QUESTION, choices=("yes", "no"), timeout_s=self.approval_timeout,
+        )
+        answer = await ask_journaled(sink, self.clarify.ask if self.clarify else None, question)
+        reply = f" You answered \u201c{answer}\u201d." if answer is not None else " Nobody answered, so I stopped there."
+        sink.emit(TOKEN, {"text": reply})
+        return reply
+
+    async def list_models(self) -> tuple[str | None, list[dict[str, str]]]:
+        return "demo", [{"id": "demo", "label": "Offline demo agent (no model)"}]
+
     async def _paused(self, stop: asyncio.Event, index: int) -> bool:
         """Wait one `token_delay` (or yield now and then at 0); True if interrupted meanwhile."""
         if self.token_delay > 0:
@@ -144,6 +204,9 @@ class DemoAgent(Configurable):
             stop.set()
 
 
-def _result(text: str, *, interrupted: bool = False) -> TurnResult:
+def _result(text: str, message: str, *, interrupted: bool = False) -> TurnResult:
+    """The demo's result; its usage counts words, so every demo turn has a `usage` event with numbers."""
     context = [{"role": "assistant", "content": text}] if text else []
-    return TurnResult(final_text=text, context=context, outcome="interrupted" if interrupted else "completed")
+    usage = {"input_tokens": len(message.split()), "output_tokens": len(text.split()), "model": "demo"}
+    return TurnResult(final_text=text, context=context, usage=usage,
+                      outcome="interrupted" if interrupted else "completed")

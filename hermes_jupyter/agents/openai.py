@@ -19,16 +19,22 @@ import httpx
 from traitlets import Bool, Dict, Float, Int, Unicode, default
 from traitlets.config import Configurable
 
-from ..events import REASONING, TOKEN, TOOL, TOOL_COMPLETE
+from ..events import REASONING, STATUS, TOKEN, TOOL, TOOL_COMPLETE
 from .base import EventSink, TurnRequest, TurnResult
+from .errors import failed_turn
+from .models import model_entry
 from .openai_stream import (
+    RETRYABLE_STATUSES,
+    SseData,
     ToolCall,
     ToolCallAccumulator,
     TurnFailure,
     add_usage,
     classify_http_error,
-    iter_sse_data,
     parse_chunk,
+    parse_retry_after,
+    retry_delay,
+    retry_notice,
 )
 from .tools_registry import ToolRegistry, ToolsFactory
 
@@ -62,11 +68,11 @@ class _TurnState:
             context.append({"role": "assistant", "content": "".join(self.reply)})
         return TurnResult(final_text="".join(self.text), context=context, usage=dict(self.usage), **kwargs)
 
-    def failure(self, kind: str, message: str) -> TurnResult:
-        """An errored TurnResult that keeps the partial text."""
+    def failure(self, failure: TurnFailure) -> TurnResult:
+        """An errored TurnResult that keeps the partial text (worded by the error table)."""
         result = self.result()
-        return TurnResult.failure(kind, message, final_text=result.final_text, context=result.context,
-                                  usage=result.usage)
+        return failed_turn(failure.error_type, failure.message, final_text=result.final_text,
+                           context=result.context, usage=result.usage)
 
 
 class OpenAIAgent(Configurable):
@@ -115,6 +121,19 @@ class OpenAIAgent(Configurable):
     )
     extra_headers = Dict(config=True, help="Headers added to every request (default {}).")
     tool_preview_chars = Int(500, config=True, help="Characters of a tool result shown on its card (default 500).")
+    max_retries = Int(
+        3, config=True,
+        help="Retries of a request the provider refused with 429 or a 5xx (default 3; 0: none). Each retry is "
+        "shown as a status note.",
+    )
+    retry_backoff = Float(
+        1.0, config=True,
+        help="Seconds before the first retry when the provider sent no Retry-After; doubles each retry (default 1).",
+    )
+    retry_max_wait = Float(
+        60.0, config=True,
+        help="Longest wait before one retry, in seconds (default 60); a longer Retry-After fails the turn at once.",
+    )
 
     @default("base_url")
     def _default_base_url(self) -> str:
@@ -151,10 +170,9 @@ class OpenAIAgent(Configurable):
             await task
             return state.result()
         except TurnFailure as exc:
-            return state.failure(exc.error_type, exc.message)
+            return state.failure(exc)
         except httpx.HTTPError as exc:
-            failure = self._transport_failure(exc)
-            return state.failure(failure.error_type, failure.message)
+            return state.failure(self._transport_failure(exc))
         except asyncio.CancelledError:
             # Our own task was cancelled by `interrupt`; if the caller cancelled us, propagate.
             current = asyncio.current_task()
@@ -185,6 +203,7 @@ class OpenAIAgent(Configurable):
         """Request, stream, run tools, repeat until the model answers without tool calls."""
         client = self._client()
         model = request.model or self.model or await self._listed_model_name(client)
+        state.usage["model"] = model
         registry = self._registry_for(request, sink)
         messages = self._opening_messages(request)
         for iteration in range(self.max_iterations):
@@ -207,29 +226,62 @@ class OpenAIAgent(Configurable):
             state.after_tools = True
         raise TurnFailure(
             "tool_limit_reached",
-            f"The model was still calling tools after {self.max_iterations} requests "
-            "(OpenAIAgent.max_iterations); the turn was stopped.",
+            f"still calling tools after {self.max_iterations} requests (OpenAIAgent.max_iterations)",
         )
 
     async def _stream_reply(
         self, client: httpx.AsyncClient, body: dict[str, Any], sink: EventSink, state: _TurnState, id_prefix: str
     ) -> list[ToolCall]:
-        """Stream one model reply: text and reasoning go out as they arrive; tool calls are returned."""
+        """One model reply, retrying a 429 or 5xx refusal (each retry journaled as a `status` note)."""
+        attempts = self.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return await self._stream_once(client, body, sink, state, id_prefix)
+            except TurnFailure as failure:
+                delay = self._retry_delay(failure, attempt, attempts)
+                if delay is None:
+                    raise
+                sink.emit(STATUS, retry_notice(failure, delay, attempt, attempts))
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _retry_delay(self, failure: TurnFailure, attempt: int, attempts: int) -> float | None:
+        if failure.status not in RETRYABLE_STATUSES or attempt >= attempts:
+            return None
+        return retry_delay(attempt, failure.retry_after, base_s=self.retry_backoff, max_wait_s=self.retry_max_wait)
+
+    async def _stream_once(
+        self, client: httpx.AsyncClient, body: dict[str, Any], sink: EventSink, state: _TurnState, id_prefix: str
+    ) -> list[ToolCall]:
+        """Stream one model reply: text and reasoning go out as they arrive; tool calls are returned.
+
+        A stream that ends without a finish reason and without `[DONE]`, or whose connection
+        drops, is `stream_cut`: never a completed answer (the partial text stays in `state`).
+        """
         accumulator = ToolCallAccumulator(id_prefix)
         url = self.base_url.rstrip("/") + "/chat/completions"
+        finished = False
         async with client.stream("POST", url, json=body, headers=self._headers()) as response:
             if response.status_code >= 400:
-                raise classify_http_error(response.status_code, await response.aread())
-            async for data in _reply_payloads(response):
-                delta = parse_chunk(data)
-                if delta.reasoning:
-                    sink.emit(REASONING, {"text": delta.reasoning})
-                if delta.text:
-                    sink.emit(TOKEN, {"text": state.add_text(delta.text)})
-                if delta.tool_calls:
-                    accumulator.add(delta.tool_calls)
-                if delta.usage:
-                    add_usage(state.usage, delta.usage)
+                raise classify_http_error(response.status_code, await response.aread(),
+                                          parse_retry_after(response.headers.get("retry-after")))
+            payloads = _ReplyPayloads(response)
+            try:
+                async for data in payloads:
+                    delta = parse_chunk(data)
+                    finished = finished or bool(delta.finish_reason)
+                    if delta.reasoning:
+                        sink.emit(REASONING, {"text": delta.reasoning})
+                    if delta.text:
+                        sink.emit(TOKEN, {"text": state.add_text(delta.text)})
+                    if delta.tool_calls:
+                        accumulator.add(delta.tool_calls)
+                    if delta.usage:
+                        add_usage(state.usage, delta.usage)
+            except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+                raise TurnFailure("stream_cut", f"the connection to {self.base_url} dropped mid-stream: {exc}") from exc
+        if not (finished or payloads.done):
+            raise TurnFailure("stream_cut", "the stream ended without a finish reason or [DONE]")
         if accumulator and "tools" not in body:
             raise TurnFailure("bad_response", "The model called a tool although none was offered.")
         return accumulator.finish(state.call_ids)
@@ -316,24 +368,49 @@ class OpenAIAgent(Configurable):
             ) from exc
         return self._listed_model
 
+    async def list_models(self) -> tuple[str | None, list[dict[str, str]]]:
+        """The server's `/models`; an unreachable server lists only the configured model."""
+        configured = self.model or None
+        try:
+            response = await self._client().get(self.base_url.rstrip("/") + "/models", headers=self._headers())
+            listed = [str(m["id"]) for m in response.json().get("data", []) if m.get("id")]
+        except (httpx.HTTPError, ValueError, AttributeError, TypeError, KeyError):
+            listed = []
+        ids = listed or ([configured] if configured else [])
+        if configured and configured not in ids:
+            ids.insert(0, configured)
+        return configured or (ids[0] if ids else None), [model_entry(i) for i in ids]
+
     def _transport_failure(self, exc: httpx.HTTPError) -> TurnFailure:
         where = self.base_url
         if isinstance(exc, httpx.ConnectError):
-            return TurnFailure("connection", f"Could not connect to the model server at {where}: {exc}")
+            return TurnFailure("provider_unreachable", f"could not connect to {where}: {exc}")
         if isinstance(exc, httpx.TimeoutException):
-            return TurnFailure("timeout", f"The model server at {where} did not answer in time ({type(exc).__name__}).")
+            return TurnFailure("timeout", f"{where} did not answer in time ({type(exc).__name__})")
         if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
-            return TurnFailure("connection", f"The model server at {where} closed the stream early: {exc}")
-        return TurnFailure("http_error", f"Request to the model server at {where} failed: {type(exc).__name__}: {exc}")
+            return TurnFailure("provider_unreachable", f"{where} closed the connection: {exc}")
+        return TurnFailure("provider_unreachable", f"request to {where} failed: {type(exc).__name__}: {exc}")
 
 
-async def _reply_payloads(response: httpx.Response) -> AsyncIterator[str]:
-    """SSE data payloads, or the whole body once when the server ignored `stream` and sent JSON."""
-    if "application/json" in response.headers.get("content-type", ""):
-        yield (await response.aread()).decode("utf-8", "replace")
-        return
-    async for data in iter_sse_data(response.aiter_lines()):
-        yield data
+class _ReplyPayloads:
+    """SSE data payloads, or the whole body once when the server ignored `stream` and sent JSON.
+
+    `done` says whether the stream ended with `[DONE]` (a whole JSON body counts as ended).
+    """
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._response = response
+        self.done = False
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        if "application/json" in self._response.headers.get("content-type", ""):
+            self.done = True
+            yield (await self._response.aread()).decode("utf-8", "replace")
+            return
+        sse = SseData(self._response.aiter_lines())
+        async for data in sse:
+            yield data
+        self.done = sse.done
 
 
 def _parse_arguments(call: ToolCall) -> tuple[dict[str, Any], str | None]:

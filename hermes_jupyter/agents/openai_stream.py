@@ -6,21 +6,34 @@ streaming protocol can be read (and tested) without the agent loop around it.
 
 from __future__ import annotations
 
+import email.utils
 import json
+import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Final
+
+from .errors import ErrorKind, classify, kind_for_status
 
 #: How much of an error body we quote back to the user.
 _ERROR_QUOTE_CHARS = 300
 
 
 class TurnFailure(Exception):
-    """An expected failure of a turn, carried to `run_turn` which turns it into a failed TurnResult."""
+    """An expected failure of a turn, carried to `run_turn` which turns it into a failed TurnResult.
 
-    def __init__(self, error_type: str, message: str) -> None:
+    `error_type` is a kind of `errors.ERRORS` (which words it for the user); `message` is the
+    technical detail (HTTP status, the provider's own text) for the details fold and the log.
+    `status` is the HTTP status of a refused request, `retry_after` its `Retry-After` in seconds.
+    """
+
+    def __init__(
+        self, error_type: ErrorKind, message: str, retry_after: float | None = None, status: int | None = None
+    ) -> None:
         super().__init__(message)
-        self.error_type = error_type
+        self.error_type: ErrorKind = error_type
         self.message = message
+        self.retry_after = retry_after
+        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,12 +123,12 @@ def parse_chunk(data: str) -> ChunkDelta:
     try:
         chunk = json.loads(data)
     except ValueError as exc:
-        raise TurnFailure("bad_response", f"The model server sent a chunk that is not JSON: {data[:80]!r}") from exc
+        raise TurnFailure("bad_response", f"a chunk that is not JSON: {data[:80]!r}") from exc
     if not isinstance(chunk, dict):
-        raise TurnFailure("bad_response", f"The model server sent an unexpected chunk: {data[:80]!r}")
+        raise TurnFailure("bad_response", f"an unexpected chunk: {data[:80]!r}")
     if chunk.get("error"):
         error_type, message = _describe_error_body(chunk, status=None)
-        raise TurnFailure(error_type, f"The model server reported an error mid-stream: {message}")
+        raise TurnFailure(error_type, f"error reported mid-stream: {message}")
     choices = chunk.get("choices") or []
     choice = choices[0] if choices and isinstance(choices[0], dict) else {}
     delta = choice.get("delta") or choice.get("message") or {}
@@ -138,38 +151,63 @@ def _as_text(value: Any) -> str:
     return ""
 
 
-async def iter_sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    """Yield the `data` of each server-sent event until `[DONE]` or the end of the stream.
+class SseData:
+    """The `data` of each server-sent event until `[DONE]` or the end of the stream.
 
-    Multi-line data fields are joined with newlines as the SSE spec says;
-    comments (`: keep-alive`) and `event:`/`id:` fields are ignored.
+    `done` tells afterwards whether the stream ended with `[DONE]` (a stream that stops
+    without it, and without a finish reason, was cut). Multi-line data fields are joined
+    with newlines as the SSE spec says; comments (`: keep-alive`) and `event:`/`id:`
+    fields are ignored.
     """
-    buffer: list[str] = []
-    async for line in lines:
-        if line == "":
-            if buffer:
-                data = "\n".join(buffer)
-                buffer = []
-                if data.strip() == "[DONE]":
-                    return
-                yield data
-            continue
-        if line.startswith("data:"):
-            value = line[5:]
-            buffer.append(value[1:] if value.startswith(" ") else value)
-    if buffer and "\n".join(buffer).strip() != "[DONE]":
-        yield "\n".join(buffer)
+
+    def __init__(self, lines: AsyncIterator[str]) -> None:
+        self._lines = lines
+        self.done = False
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        buffer: list[str] = []
+        async for line in self._lines:
+            if line == "":
+                if buffer:
+                    data = "\n".join(buffer)
+                    buffer = []
+                    if data.strip() == "[DONE]":
+                        self.done = True
+                        return
+                    yield data
+                continue
+            if line.startswith("data:"):
+                value = line[5:]
+                buffer.append(value[1:] if value.startswith(" ") else value)
+        if buffer:
+            if "\n".join(buffer).strip() == "[DONE]":
+                self.done = True
+            else:
+                yield "\n".join(buffer)
+
+
+async def iter_sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """`SseData` without the end flag."""
+    async for data in SseData(lines):
+        yield data
 
 
 def add_usage(total: dict[str, Any], usage: dict[str, Any]) -> None:
-    """Sum the numeric counters of one request's usage into the turn's usage."""
+    """Sum the numeric counters of one request's usage into the turn's usage.
+
+    The cached part of the prompt (`prompt_tokens_details.cached_tokens`) is summed as `cached_tokens`.
+    """
     for key, value in usage.items():
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             total[key] = total.get(key, 0) + value
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    if isinstance(cached, int) and not isinstance(cached, bool):
+        total["cached_tokens"] = total.get("cached_tokens", 0) + cached
 
 
-def classify_http_error(status: int, body: bytes) -> TurnFailure:
-    """Turn an HTTP error response into a failure with a short type and a message a user can act on."""
+def classify_http_error(status: int, body: bytes, retry_after: float | None = None) -> TurnFailure:
+    """An HTTP error response as a failure: its kind, and the status and the provider's words as detail."""
     try:
         parsed = json.loads(body)
     except ValueError:
@@ -179,18 +217,10 @@ def classify_http_error(status: int, body: bytes) -> TurnFailure:
     else:
         text = body.decode("utf-8", "replace").strip()
         error_type, detail = _type_for(status, text), text[:_ERROR_QUOTE_CHARS]
-    hint = _HINTS.get(error_type, "")
-    return TurnFailure(error_type, f"The model server answered HTTP {status}: {detail or '(no details)'}{hint}")
+    return TurnFailure(error_type, f"HTTP {status}: {detail or '(no details)'}", retry_after, status)
 
 
-_HINTS = {
-    "auth": " (check OpenAIAgent.api_key / OPENAI_API_KEY)",
-    "model_not_found": " (check OpenAIAgent.model / OPENAI_MODEL)",
-    "rate_limit": " (the server is rate limiting; try again later)",
-}
-
-
-def _describe_error_body(body: dict[str, Any], status: int | None) -> tuple[str, str]:
+def _describe_error_body(body: dict[str, Any], status: int | None) -> tuple[ErrorKind, str]:
     error = body.get("error")
     if isinstance(error, dict):
         message = str(error.get("message") or error.get("type") or error)
@@ -200,14 +230,47 @@ def _describe_error_body(body: dict[str, Any], status: int | None) -> tuple[str,
     return _type_for(status, f"{code} {message}"), message[:_ERROR_QUOTE_CHARS]
 
 
-def _type_for(status: int | None, text: str) -> str:
-    lowered = text.lower()
-    if status in (401, 403) or "invalid_api_key" in lowered or "unauthorized" in lowered:
-        return "auth"
-    if status == 429 or "rate_limit" in lowered or "rate limit" in lowered:
-        return "rate_limit"
-    if "model_not_found" in lowered or (status == 404 and "model" in lowered):
+def _type_for(status: int | None, text: str) -> ErrorKind:
+    """The status decides auth, rate limit and server errors; the text refines a 4xx (or a mid-stream error)."""
+    if status in (401, 403, 429) or (status is not None and status >= 500):
+        return kind_for_status(status)
+    by_text = classify(text, default="bad_response")
+    if status == 404 and by_text == "bad_response" and "model" in text.lower():
         return "model_not_found"
-    if "context_length" in lowered or "context length" in lowered or "maximum context" in lowered:
-        return "context_length"
-    return "http_error"
+    if by_text in ("authentication", "rate_limit", "context_too_long", "model_not_found", "provider_error"):
+        return by_text
+    return kind_for_status(status) if status is not None else "bad_response"
+
+
+#: HTTP statuses worth another attempt: rate limiting and the provider's own failures.
+RETRYABLE_STATUSES: Final = frozenset({429, 500, 502, 503, 504, 529})
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """`Retry-After` in seconds: a number, or an HTTP date; None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def retry_delay(attempt: int, retry_after: float | None, *, base_s: float, max_wait_s: float) -> float | None:
+    """Seconds to wait before retry `attempt` (1-based): `Retry-After` if the provider sent it, else
+    exponential backoff from `base_s`; None when the wait would exceed `max_wait_s` (give up now)."""
+    delay = retry_after if retry_after is not None else base_s * 2 ** (attempt - 1)
+    return delay if delay <= max_wait_s else None
+
+
+def retry_notice(failure: TurnFailure, delay_s: float, attempt: int, attempts: int) -> dict[str, Any]:
+    """The `status` payload journaled before a retry: what happened, in plain words, and when we try again."""
+    what = ("The model provider asked us to slow down" if failure.error_type == "rate_limit"
+            else "The model provider had a server error")
+    return {"text": f"{what}; trying again in {delay_s:.2g} s (attempt {attempt + 1} of {attempts}).",
+            "level": "warning"}

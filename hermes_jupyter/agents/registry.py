@@ -12,15 +12,17 @@ from typing import Any, Callable, Final
 
 from .approvals import ApprovalBroker
 from .base import AgentBackend
+from .clarify import ClarifyBroker
 from .tools_registry import ToolsFactory
 
 
 @dataclass(frozen=True)
 class BackendContext:
-    """What every backend factory gets: its traitlets parent, the approval broker, the notebook tools."""
+    """What every backend factory gets: its traitlets parent, the approval and clarify brokers, the notebook tools."""
 
     parent: Any
     approvals: ApprovalBroker
+    clarify: ClarifyBroker | None = None
     tools_factory: ToolsFactory | None = None
 
 
@@ -31,7 +33,7 @@ def _demo(ctx: BackendContext) -> AgentBackend:
     from .demo import DemoAgent
 
     agent = DemoAgent(parent=ctx.parent)
-    agent.approvals = ctx.approvals
+    agent.approvals, agent.clarify = ctx.approvals, ctx.clarify
     return agent
 
 
@@ -46,6 +48,8 @@ def _hermes(ctx: BackendContext) -> AgentBackend:
 
     agent = HermesAgent(parent=ctx.parent)
     agent.approval_handler = ctx.approvals.ask
+    if ctx.clarify is not None:
+        agent.clarify_handler = ctx.clarify.ask
     return agent
 
 

@@ -1,8 +1,9 @@
 """The sealed environment: what an agent may see of the server's environment and of its disk.
 
 - `scrubbed_env`: the environment handed to an agent process, without the server's
-  secrets (JupyterHub and Jupyter tokens always; any `*_TOKEN`, `*_SECRET`, `*_KEY`,
-  `*_PASSWORD`, … unless allow-listed).
+  secrets (JupyterHub and Jupyter tokens, the runtime dir and `JPY_COOKIE` always; any
+  `*_TOKEN`, `*_SECRET`, `*_KEY`, `*_PASSWORD`, `*_COOKIE`, … and any value that carries a
+  secret by its shape, such as `scheme://user:password@host`, unless allow-listed).
 - `confine`: a path an agent names, resolved inside the server's root_dir or refused
   (`..`, absolute paths elsewhere, symlinks that lead out).
 """
@@ -14,15 +15,18 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
-#: Never passed on, whatever the allow-list says: they open the user's Jupyter server or hub.
+from ..redact import looks_secret
+
+#: Never passed on, whatever the allow-list says: they open the user's Jupyter server or hub
+#: (the runtime dir holds the server token and every kernel's connection key).
 ALWAYS_DROPPED = frozenset({
-    "JUPYTERHUB_API_TOKEN", "JPY_API_TOKEN", "JUPYTER_TOKEN",
+    "JUPYTERHUB_API_TOKEN", "JPY_API_TOKEN", "JUPYTER_TOKEN", "JPY_COOKIE", "JUPYTER_RUNTIME_DIR",
     "HERMES_JUPYTER_TOKEN", "HERMES_JUPYTER_SERVER_TOKEN",
 })
 #: Names treated as secrets (fnmatch, compared upper-case); they pass only when allow-listed.
 SECRET_PATTERNS = (
-    "*_TOKEN", "*_SECRET", "*_KEY", "*_PASSWORD", "*_PASSWD", "*_CREDENTIALS",
-    "TOKEN", "SECRET", "PASSWORD",
+    "*_TOKEN", "*_SECRET", "*_KEY", "*_PASSWORD", "*_PASSWD", "*_CREDENTIALS", "*_COOKIE",
+    "TOKEN", "SECRET", "PASSWORD", "COOKIE",
 )
 
 
@@ -36,17 +40,21 @@ def scrubbed_env(
 ) -> dict[str, str]:
     """`environ` without secrets, then `extra` on top.
 
+    A variable is a secret by its name or by its value (a provider key, a URL with a password).
     `allow` holds fnmatch patterns of secret names that may pass (for instance a model
     provider's API key); `ALWAYS_DROPPED` names are dropped even when allowed or in `extra`.
     """
     allowed = [p.upper() for p in allow]
-    env = {
-        name: value
-        for name, value in environ.items()
-        if not is_secret_name(name) or (
-            name.upper() not in ALWAYS_DROPPED and any(fnmatch.fnmatchcase(name.upper(), p) for p in allowed)
-        )
-    }
+
+    def passes(name: str, value: str) -> bool:
+        upper = name.upper()
+        if upper in ALWAYS_DROPPED:
+            return False
+        if any(fnmatch.fnmatchcase(upper, p) for p in allowed):
+            return True
+        return not is_secret_name(name) and not looks_secret(value)
+
+    env = {name: value for name, value in environ.items() if passes(name, value)}
     for name, value in (extra or {}).items():
         if name.upper() not in ALWAYS_DROPPED:
             env[name] = value

@@ -5,7 +5,8 @@ turn gets a `NotebookToolRegistry` bound to that turn's sink and notebook bindin
 Reading (cells, outputs, variables) is free; `run_code` asks the `ApprovalBroker`
 first, and only an `allow_once` answer runs anything. What the tools reach is
 behind `NotebookAccess` (the server implements it over its contents and kernel
-managers), so this module never imports the server.
+managers), so this module never imports the server. Every result, error included, passes
+the server's `Redactor` before the model (or the journal) sees it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Protocol
 from traitlets import Float, Int
 from traitlets.config import Configurable
 
+from ..redact import Redactor
 from .approvals import ApprovalBroker, ApprovalRequest
 from .base import EventSink, TurnRequest
 
@@ -83,10 +85,13 @@ class NotebookTools(Configurable):
         2_000, config=True, help="Characters of one cell output or source kept in a result (default 2000).",
     )
 
-    def __init__(self, *, access: NotebookAccess, broker: ApprovalBroker, **kwargs: Any) -> None:
+    def __init__(
+        self, *, access: NotebookAccess, broker: ApprovalBroker, redactor: Redactor | None = None, **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.access = access
         self.broker = broker
+        self.redactor = redactor if redactor is not None else Redactor.from_environ()
 
     def __call__(self, request: TurnRequest, sink: EventSink) -> NotebookToolRegistry:
         return NotebookToolRegistry(self, request, sink)
@@ -130,16 +135,24 @@ class NotebookToolRegistry:
         return schemas
 
     async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+        """The tool's result as the model sees it, secrets redacted: `(text, is_error)`."""
+        text, is_error = await self._call(name, args)
+        return self._tools.redactor.text(text), is_error
+
+    async def _call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+        redactor = self._tools.redactor
         try:
             if name == READ_NOTEBOOK:
                 return await self._read_notebook(args), False
             if name in (LIST_VARIABLES, INSPECT_VARIABLE, RUN_CODE) and not self.kernel_id:
                 raise ToolError(f"{name} needs a notebook kernel, and this conversation is not bound to one.")
             if name == LIST_VARIABLES:
-                return self._cut(_format_variables(await self._tools.access.list_variables(self._kernel()))), False
+                listing = await self._tools.access.list_variables(self._kernel())
+                return self._cut(_format_variables(listing, redactor)), False
             if name == INSPECT_VARIABLE:
                 target = _string_arg(args, "name")
-                return self._cut(_format_json(await self._tools.access.inspect_variable(self._kernel(), target))), False
+                info = await self._tools.access.inspect_variable(self._kernel(), target)
+                return self._cut(_format_json(_redact_variable(info, redactor))), False
             if name == RUN_CODE:
                 return await self._run_code(args)
         except (ToolError, PermissionError) as exc:
@@ -258,12 +271,21 @@ def format_code_run(run: CodeRun, timeout_s: float, limit: int = 2_000) -> str:
     return "\n".join(lines)
 
 
-def _format_variables(listing: dict[str, Any]) -> str:
+def _redact_variable(info: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
+    """A variable's description with its preview masked when its name says it is a secret (`api_token`)."""
+    name = str(info.get("name", "")).rsplit(".", 1)[-1]
+    shown: dict[str, Any] = redactor.value(info)
+    if "preview" in shown:
+        shown["preview"] = redactor.named(name, info["preview"])
+    return shown
+
+
+def _format_variables(listing: dict[str, Any], redactor: Redactor) -> str:
     variables = listing.get("variables") or []
     if not variables:
         return "No user variables are defined in the kernel."
     rows = []
-    for var in variables:
+    for var in (_redact_variable(v, redactor) for v in variables):
         size = " shape=" + "x".join(map(str, var["shape"])) if var.get("shape") is not None else (
             f" len={var['len']}" if var.get("len") is not None else "")
         rows.append(f"{var['name']}: {var.get('type', '?')}{size} = {var.get('preview', '')}")

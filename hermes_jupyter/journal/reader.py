@@ -15,10 +15,17 @@ import orjson
 
 from .. import events
 from ..events import JournalRow
+from .files import open_stream
 
 log = logging.getLogger(__name__)
 
 _TAIL_CHUNK = 64 * 1024
+#: Room for the envelope around the largest payload the writer keeps (`max_event_bytes`).
+ENVELOPE_BYTES = 1024
+#: Rows longer than this are skipped on read (and counted) unless the caller gives its own cap.
+DEFAULT_MAX_ROW_BYTES = 256 * 1024 + ENVELOPE_BYTES
+#: What one page of `read` returns at most (its rows' encoded size); at least one row always.
+DEFAULT_PAGE_BYTES = 8 << 20
 
 
 @dataclass(slots=True)
@@ -27,6 +34,8 @@ class ReadStats:
 
     malformed: int = 0
     foreign: int = 0
+    #: Lines over the row cap: skipped unparsed (a planted huge row costs neither memory nor an answer).
+    oversized: int = 0
     #: Seq of the last valid row before a foreign row that claims to be terminal (None: no such row).
     foreign_terminal_after: int | None = None
 
@@ -66,40 +75,45 @@ _READ_CHUNK = 1 << 20  # a page near the start of a long journal decodes one chu
 
 
 def iter_rows(
-    path: Path, session_id: str, run_id: str, *, after_seq: int = 0, stats: ReadStats | None = None
+    path: Path, session_id: str, run_id: str, *, after_seq: int = 0, stats: ReadStats | None = None,
+    max_row: int = DEFAULT_MAX_ROW_BYTES,
 ) -> Iterator[JournalRow]:
     """Yield the identity-checked rows of a journal file with `seq > after_seq`, in file order.
 
     Raises FileNotFoundError if the journal does not exist (callers tell "not yet
     written" from "empty"). A last line without its newline is a torn write and
-    is skipped like any malformed line. One streaming pass: the file is decoded a
+    is skipped like any malformed line, a line over `max_row` bytes is skipped unread.
+    Either form of the journal (`.jsonl`, sealed `.jsonl.gz`) is read, never through
+    a symbolic link (`files.open_stream`). One streaming pass: the file is decoded a
     chunk at a time, a whole chunk in one C call when every line in it is a
     well-shaped row (typed by `JournalRow`), else line by line.
     """
-    for chunk in iter_row_chunks(path, session_id, run_id, after_seq=after_seq, stats=stats):
+    for chunk in iter_row_chunks(path, session_id, run_id, after_seq=after_seq, stats=stats, max_row=max_row):
         yield from chunk
 
 
 def iter_row_chunks(
-    path: Path, session_id: str, run_id: str, *, after_seq: int = 0, stats: ReadStats | None = None
+    path: Path, session_id: str, run_id: str, *, after_seq: int = 0, stats: ReadStats | None = None,
+    max_row: int = DEFAULT_MAX_ROW_BYTES,
 ) -> Iterator[list[JournalRow]]:
     """`iter_rows` a chunk at a time: lists of identity-checked rows, one per block read (a fold's fast path)."""
     check = _RowCheck(session_id, run_id, after_seq, stats if stats is not None else ReadStats())
-    with open(path, "rb") as fh:
-        for parsed in _parsed_chunks(fh, check.stats):
+    with open_stream(path) as fh:
+        for parsed in _parsed_chunks(fh, check.stats, max_row):
             rows = check.valid_chunk(parsed)
             if rows:
                 yield rows
 
 
 def read_rows(
-    path: Path, session_id: str, run_id: str, *, after_seq: int = 0, stats: ReadStats | None = None
+    path: Path, session_id: str, run_id: str, *, after_seq: int = 0, stats: ReadStats | None = None,
+    max_row: int = DEFAULT_MAX_ROW_BYTES,
 ) -> list[JournalRow]:
     """All identity-checked rows after `after_seq` as one list (recovery's single pass); see `iter_rows`."""
     check = _RowCheck(session_id, run_id, after_seq, stats if stats is not None else ReadStats())
     rows: list[JournalRow] = []
-    with open(path, "rb") as fh:
-        for parsed in _parsed_chunks(fh, check.stats):
+    with open_stream(path) as fh:
+        for parsed in _parsed_chunks(fh, check.stats, max_row):
             rows.extend(check.valid_chunk(parsed))
     return rows
 
@@ -164,21 +178,32 @@ class _Chunk:
     shapeless: list[tuple[int, bool]] = field(default_factory=list)
 
 
-def _parsed_chunks(fh: Any, stats: ReadStats) -> Iterator[_Chunk]:
-    """Parse a JSONL stream in chunks of whole lines; malformed lines are counted and dropped."""
+def _parsed_chunks(fh: Any, stats: ReadStats, max_row: int = DEFAULT_MAX_ROW_BYTES) -> Iterator[_Chunk]:
+    """Parse a JSONL stream in chunks of whole lines; malformed lines are counted and dropped.
+
+    A line that grows past `max_row` is counted as oversized and skipped up to its
+    newline without being kept, so memory stays bounded by the chunk and the cap.
+    """
     carry = b""
+    skipping = False
     while True:
         block = fh.read(_READ_CHUNK)
         if not block:
             break
+        if skipping:
+            end = block.find(b"\n")
+            if end < 0:
+                continue
+            block, skipping = block[end + 1:], False
         if carry:
             block = carry + block
         cut = block.rfind(b"\n")
-        if cut < 0:
-            carry = block
-            continue
         carry = block[cut + 1:]
-        yield _parse_lines(memoryview(block)[: cut + 1], stats)
+        if len(carry) > max_row:
+            stats.oversized += 1
+            carry, skipping = b"", True
+        if cut >= 0:
+            yield _parse_lines(block, cut + 1, stats, max_row)
     if carry.strip():
         stats.malformed += 1  # torn last line
 
@@ -198,16 +223,31 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _parse_lines(chunk: memoryview, stats: ReadStats) -> _Chunk:
-    """Decode a block of whole lines: in one C pass when every line is a well-shaped row, else line by line."""
+def _lines_within(block: bytes, end: int, max_row: int) -> bool:
+    """True if no line of `block[:end]` can be longer than `max_row`: every stretch of
+    `max_row // 2` bytes holds a newline (a few `find` calls per chunk, not one per line)."""
+    step = max(1, max_row // 2)
+    for start in range(0, end - step + 1, step):
+        if block.find(b"\n", start, start + step) < 0:
+            return False
+    return True
+
+
+def _parse_lines(block: bytes, end: int, stats: ReadStats, max_row: int = DEFAULT_MAX_ROW_BYTES) -> _Chunk:
+    """Decode `block[:end]` (whole lines): in one C pass when every line is a well-shaped row
+    of at most `max_row` bytes, else line by line (oversized lines counted and dropped)."""
     with gc_paused():
-        try:
-            return _Chunk(events.decode_lines(chunk))
-        except msgspec.DecodeError:
-            pass
+        if _lines_within(block, end, max_row):
+            try:
+                return _Chunk(events.decode_lines(memoryview(block)[:end]))
+            except msgspec.DecodeError:
+                pass
         parsed = _Chunk([])
-        for raw in bytes(chunk).split(b"\n"):
+        for raw in block[:end].split(b"\n"):
             if not raw.strip():
+                continue
+            if len(raw) > max_row:
+                stats.oversized += 1
                 continue
             try:
                 parsed.rows.append(events.decode_row(raw))
@@ -227,32 +267,67 @@ def _claims_terminal(raw: bytes) -> bool:
     return isinstance(value, dict) and value.get("terminal") is True
 
 
-def read(path: Path, session_id: str, run_id: str, *, after_seq: int = 0, limit: int | None = None) -> JournalRead:
-    """Read rows after a cursor. `next_seq` is the cursor to pass next time."""
+def read(
+    path: Path, session_id: str, run_id: str, *, after_seq: int = 0, limit: int | None = None,
+    max_bytes: int = DEFAULT_PAGE_BYTES, max_row: int = DEFAULT_MAX_ROW_BYTES,
+) -> JournalRead:
+    """Read rows after a cursor, at most `limit` rows and about `max_bytes` of them (never
+    fewer than one row). `next_seq` is the cursor to pass next time."""
     stats = ReadStats()
     rows: list[JournalRow] = []
     terminal: JournalRow | None = None
     last_seq = after_seq
+    budget = max_bytes
     try:
-        for row in iter_rows(path, session_id, run_id, after_seq=after_seq, stats=stats):
-            if limit is not None and len(rows) >= limit:
+        for row in iter_rows(path, session_id, run_id, after_seq=after_seq, stats=stats, max_row=max_row):
+            if (limit is not None and len(rows) >= limit) or (budget <= 0 and rows):
                 break
+            budget -= _row_bytes(row)
             rows.append(row)
             last_seq = row.seq
             if row.terminal is True:
                 terminal = row
     except FileNotFoundError:
         pass
-    if stats.malformed or stats.foreign:
-        log.warning("journal %s: skipped %d malformed and %d foreign rows", path, stats.malformed, stats.foreign)
+    if stats.malformed or stats.foreign or stats.oversized:
+        log.warning(
+            "journal %s: skipped %d malformed, %d foreign and %d oversized rows",
+            path, stats.malformed, stats.foreign, stats.oversized,
+        )
     return JournalRead(rows=rows, next_seq=last_seq, last_seq=last_seq, terminal=terminal, stats=stats)
+
+
+def _row_bytes(row: JournalRow) -> int:
+    """About what a row costs in an answer: its payload's size plus the envelope (no full encode)."""
+    payload = row.payload
+    text = payload.get("text")
+    if len(payload) == 1 and isinstance(text, str):
+        return len(text) + 256  # a token: the common case, no encode at all
+    return len(msgspec.json.encode(payload)) + 256
 
 
 def _tail_rows(fd: int, size: int, session_id: str, run_id: str) -> list[JournalRow]:
     """The valid rows in the last chunk of a file (enough to find its terminal rows)."""
     start = max(0, size - _TAIL_CHUNK)
-    lines = os.pread(fd, size - start, start).split(b"\n")[:-1]
-    if start > 0:
+    return tail_rows_of(os.pread(fd, size - start, start), start > 0, session_id, run_id)
+
+
+def sealed_tail(fh: Any) -> tuple[bytes, bool]:
+    """The last `_TAIL_CHUNK` bytes of a stream that cannot seek (a sealed journal), and whether
+    anything came before them. One pass, memory bounded by the chunk."""
+    tail = b""
+    cut = False
+    while block := fh.read(_READ_CHUNK):
+        tail += block
+        if len(tail) > _TAIL_CHUNK:
+            tail, cut = tail[-_TAIL_CHUNK:], True
+    return tail, cut
+
+
+def tail_rows_of(data: bytes, partial_first: bool, session_id: str, run_id: str) -> list[JournalRow]:
+    """The valid rows among the whole lines of `data` (the first one dropped when it may be partial)."""
+    lines = data.split(b"\n")[:-1]
+    if partial_first:
         lines = lines[1:]
     rows: list[JournalRow] = []
     for raw in lines:

@@ -7,16 +7,16 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
 from .. import events
 from ..events import JournalRow
-from ..fsio import ensure_dir, fsync_dir
+from ..fsio import ensure_dir
 from ..ids import validate_id
+from . import files
 from .reader import _TAIL_CHUNK, _scan_tail
 
 log = logging.getLogger(__name__)
@@ -32,12 +32,25 @@ class JournalBusy(RuntimeError):
     """Another live process holds this run's journal for writing."""
 
 
-@dataclass(frozen=True, slots=True)
-class Appended:
-    """A row that is now in the journal, with the exact line written for it."""
+class Appended(NamedTuple):
+    """A row that is now in the journal: what fan-out needs of it, and the exact line written.
 
-    row: JournalRow
+    A plain tuple, one per event: the typed row is decoded from `line` only by whoever asks.
+    """
+
+    seq: int
+    terminal: bool
+    created_at: float
     line: bytes
+
+    @property
+    def row(self) -> JournalRow:
+        return events.decode_row(self.line)
+
+    @classmethod
+    def of(cls, row: JournalRow) -> Appended:
+        """A row read back from the journal, with its line as the writer wrote it."""
+        return cls(row.seq, row.terminal is True, row.created_at or 0.0, events.encode_row(row) + b"\n")
 
 
 class GroupCommitter:
@@ -136,27 +149,46 @@ class RunJournal:
         self.durability = durability
         self.max_event_bytes = max_event_bytes
         self._committer = committer
-        self._lock = threading.Lock()
+        #: Held by `sync` and `close` only. Appends take no lock: a run has one writer thread at a
+        #: time by design (its sink serializes emits), and the dirty flag is set after the write and
+        #: cleared before the fsync, so a write is always covered by a mark or by the fsync after it.
         self._sync_lock = threading.Lock()
         self._dirty = False
+        #: The last seq an fsync covered (-1: unknown): closing after a terminal row's fsync needs no second one.
+        self._synced_seq = -1
         self._prefix = f'{{"version":1,"event_id":"{run_id}:'.encode()
         self._mid = f',"run_id":"{run_id}","session_id":"{session_id}","event":"'.encode()
+        #: Per event name: the checked name's bytes up to `created_at` (built once per name).
+        self._event_parts: dict[str, bytes] = {}
         self._fd = self._open()
         self.last_seq, torn = _scan_tail(self._fd, session_id, run_id)
         if torn:
             _cut_torn_tail(self._fd, self.path)
 
     def _open(self) -> int:
-        created = ensure_dir(self.path.parent)
-        existed = self.path.exists()
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        """Open (creating) the live journal without following links, and take its writer lock.
+
+        A sealed run is never reopened: its `.gz` is the record, and lines appended to a new
+        `.jsonl` beside it would be read by nobody.
+        """
+        if not self.path.parent.is_symlink():  # a linked folder is refused (RefusedJournal) just below
+            ensure_dir(self.path.parent)
+        dir_fd = files.open_folder(self.path.parent)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise JournalBusy(f"journal {self.path} is being written by another process") from None
-        if created or not existed:
-            fsync_dir(self.path.parent)
+            existed = files.exists_in(dir_fd, self.path.name)
+            fd = files.open_in(dir_fd, self.path.name, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise JournalBusy(f"journal {self.path} is being written by another process") from None
+            if files.exists_in(dir_fd, self.path.name + ".gz"):
+                os.close(fd)
+                raise JournalBusy(f"journal {self.path} is sealed; a finished run takes no more events")
+            if not existed:
+                os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
         return fd
 
     @property
@@ -164,59 +196,66 @@ class RunJournal:
         return self._fd < 0
 
     def append(self, event: str, payload: dict[str, Any], *, created_at: float | None = None) -> Appended:
-        """Append one event; returns the row and its line once they are written to the file."""
+        """Append one event; returns the row and its line once they are written to the file.
+
+        One encode (the payload, by orjson) and one bytes format build the line; the
+        envelope around it is fixed per writer and per event name.
+        """
+        part = self._event_parts.get(event) or self._event_part(event)
+        payload_bytes = orjson.dumps(payload, default=str)
+        if len(payload_bytes) > self.max_event_bytes:
+            payload = truncate_payload(payload, self.max_event_bytes, len(payload_bytes))
+            payload_bytes = orjson.dumps(payload, default=str)
+        state = events.terminal_state_for(event, payload) if event in events.TERMINAL_EVENTS else None
+        ts = time.time() if created_at is None else float(created_at)
+        fd = self._fd
+        if fd < 0:
+            raise ValueError(f"journal {self.path} is closed")
+        seq = self.last_seq + 1
+        if state is None:
+            line = _LINE % (self._prefix, seq, seq, part, orjson.dumps(ts), payload_bytes)
+        else:
+            line = _TERMINAL_LINE % (self._prefix, seq, seq, part, orjson.dumps(ts), state.encode(), payload_bytes)
+        try:
+            written = os.write(fd, line)
+            if written != len(line):
+                _write_rest(fd, line, written)
+        except OSError:
+            _cut_torn_tail(fd, self.path)  # a failed write (a full disk) must not leave half a row
+            raise
+        self.last_seq = seq
+        if state is not None or self.durability == "every":
+            os.fsync(fd)
+            self._synced_seq = seq
+        elif not self._dirty and self.durability == "batch":
+            self._dirty = True
+            self._committer.mark(self)  # type: ignore[union-attr]  # checked in __init__
+        return Appended(seq, state is not None, ts, line)
+
+    def _event_part(self, event: str) -> bytes:
+        """Check an event name once, and keep its piece of the envelope."""
         if not event or not _EVENT_NAME_CHARS.issuperset(event) or len(event) > 64:
             raise ValueError(f"invalid event name {event!r}")
-        payload_bytes, payload = self._encode_payload(payload)
-        state = events.terminal_state_for(event, payload)
-        ts = time.time() if created_at is None else float(created_at)
-        with self._lock:
-            if self._fd < 0:
-                raise ValueError(f"journal {self.path} is closed")
-            seq = self.last_seq + 1
-            line = b"".join((
-                self._prefix, str(seq).encode(), b'","seq":', str(seq).encode(), self._mid,
-                event.encode(), b'","type":"', event.encode(), b'","created_at":', repr(ts).encode(),
-                b',"terminal":', b"true" if state else b"false",
-                b',"terminal_state":', f'"{state}"'.encode() if state else b"null",
-                b',"payload":', payload_bytes, b"}\n",
-            ))
-            _write_all(self._fd, line)
-            self.last_seq = seq
-            if self.durability == "every" or state is not None:
-                os.fsync(self._fd)
-            elif self.durability == "batch" and not self._dirty:
-                self._dirty = True
-                assert self._committer is not None
-                self._committer.mark(self)
-        row = JournalRow(
-            event_id=f"{self.run_id}:{seq}", seq=seq, run_id=self.run_id, session_id=self.session_id,
-            event=event, type=event, created_at=ts, terminal=state is not None, terminal_state=state, payload=payload,
-        )
-        return Appended(row, line)
-
-    def _encode_payload(self, payload: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
-        data = orjson.dumps(payload, default=str)
-        if len(data) <= self.max_event_bytes:
-            return data, payload
-        small = truncate_payload(payload, self.max_event_bytes, len(data))
-        return orjson.dumps(small, default=str), small
+        part = b"".join((self._mid, event.encode(), b'","type":"', event.encode(), b'","created_at":'))
+        self._event_parts[event] = part
+        return part
 
     def sync(self) -> None:
         """Fsync what was written so far (the group committer calls this)."""
         with self._sync_lock:
-            with self._lock:
-                self._dirty = False
-                fd = self._fd
-            if fd >= 0:
-                os.fsync(fd)
+            self._dirty = False  # before the fsync: a write after this point marks again
+            seq = self.last_seq
+            if self._fd >= 0 and seq != self._synced_seq:
+                os.fsync(self._fd)
+                self._synced_seq = seq
 
     def close(self) -> None:
-        with self._sync_lock, self._lock:
+        with self._sync_lock:
             if self._fd < 0:
                 return
             try:
-                os.fsync(self._fd)
+                if self._synced_seq != self.last_seq:
+                    os.fsync(self._fd)
             finally:
                 os.close(self._fd)  # closing releases the flock
                 self._fd = -1
@@ -241,8 +280,14 @@ def truncate_payload(payload: dict[str, Any], max_bytes: int, original_bytes: in
     return small
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
+#: The line of a non-terminal event: prefix, seq, seq, event part, created_at, payload.
+_LINE = b'%b%d","seq":%d%b%b,"terminal":false,"terminal_state":null,"payload":%b}\n'
+_TERMINAL_LINE = b'%b%d","seq":%d%b%b,"terminal":true,"terminal_state":"%b","payload":%b}\n'
+
+
+def _write_rest(fd: int, data: bytes, written: int) -> None:
+    """Finish a short write: the line is whole before `append` returns."""
+    view = memoryview(data)[written:]
     while view:
         view = view[os.write(fd, view):]
 

@@ -64,7 +64,8 @@ def find_server(
     """The server to talk to, in the order docs/api.md gives.
 
     1. `HERMES_JUPYTER_URL` (+ `HERMES_JUPYTER_TOKEN`): an explicit choice wins.
-    2. `HERMES_JUPYTER_SERVER_URL`/`_TOKEN`: set by the hermes server that started this kernel.
+    2. `HERMES_JUPYTER_SERVER_URL`/`_TOKEN`: set by the hermes server that started this kernel (the
+       token is its kernel token, which opens the hermes routes only: server/kernel_token.py).
     3. jupyter_server's runtime files: the server whose pid is this kernel's parent
        (`JPY_PARENT_PID`, else the OS parent); a single running server otherwise.
     4. JupyterHub's environment: `JUPYTERHUB_SERVICE_URL` (or `JUPYTERHUB_SERVICE_PREFIX`
@@ -136,10 +137,27 @@ class HermesClient:
             raise HermesApiError(response.status_code, message)
         return response.json() if response.content else None
 
-    def list_sessions(self, notebook_path: str | None = None) -> list[dict[str, Any]]:
-        params = {"notebook_path": notebook_path} if notebook_path is not None else None
+    def session_page(
+        self, limit: int = 50, before: str | None = None, notebook_path: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of sessions, newest first, and the cursor of the next page (None on the last)."""
+        params: dict[str, Any] = {"limit": limit}
+        if before is not None:
+            params["before"] = before
+        if notebook_path is not None:
+            params["notebook_path"] = notebook_path
         body = self.request("GET", "sessions", params=params)
-        return list(body["sessions"] if isinstance(body, dict) else body)
+        if isinstance(body, list):  # a server from before pages answers the whole list
+            return body, None
+        return list(body["sessions"]), body.get("next")
+
+    def list_sessions(self, notebook_path: str | None = None, *, page: int = 500) -> list[dict[str, Any]]:
+        """Every session (of one notebook, if given), newest first, read page by page."""
+        rows, cursor = self.session_page(page, None, notebook_path)
+        while cursor is not None:
+            more, cursor = self.session_page(page, cursor, notebook_path)
+            rows.extend(more)
+        return rows
 
     def create_session(self, **fields: Any) -> dict[str, Any]:
         return dict(self.request("POST", "sessions", body={k: v for k, v in fields.items() if v is not None}))

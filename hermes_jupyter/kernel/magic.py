@@ -3,7 +3,7 @@
 The kernel is only a client: the server runs the agent and journals every
 event; the magic starts the run, follows its stream and renders it. It never
 executes what the agent writes. Interrupting the kernel (■) cancels the run on
-the server and keeps its partial output.
+the server and keeps its partial output and the cancel note, without a traceback.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ USAGE = """\
 %hermes PROMPT                      a one-line prompt
 %hermes sessions                    list this server's sessions, newest first
 %hermes cancel                      cancel the running turn of this notebook's session"""
+#: Rows `%hermes sessions` shows: one page of the server's listing, newest first.
+SESSIONS_SHOWN = 50
 #: Seconds to wait for the cancel row after an interrupt before leaving the cell.
 CANCEL_WAIT_S = 10.0
 #: Seconds an interrupt waits to see whether a shutdown follows. jupyter_client interrupts a kernel
@@ -177,10 +179,12 @@ class HermesMagics(Magics):
         return kernel_context(self.shell, self.client.server)
 
     def _resolve_session(self, request: Request, ctx: KernelContext) -> str:
-        """`--session NAME`: the session titled NAME; `--new`: a fresh one; else this notebook's latest."""
-        title = Path(ctx.notebook_path).name if ctx.notebook_path else "IPython kernel"
+        """`--session NAME`: the session titled NAME; `--new`: a fresh one; else this notebook's latest.
+
+        A fresh session gets no title here: the server names it after its first prompt.
+        """
         if request.new:
-            created = self.client.create_session(title=title, notebook_path=ctx.notebook_path, kernel_id=ctx.kernel_id)
+            created = self.client.create_session(notebook_path=ctx.notebook_path, kernel_id=ctx.kernel_id)
             self.session_id = str(created["session_id"])
         elif request.session:
             named = [s for s in self.client.list_sessions() if s.get("title") == request.session]
@@ -196,14 +200,14 @@ class HermesMagics(Magics):
             if mine:
                 self.session_id = str(mine[0]["session_id"])
             else:
-                created = self.client.create_session(title=title, notebook_path=ctx.notebook_path, kernel_id=ctx.kernel_id)
+                created = self.client.create_session(notebook_path=ctx.notebook_path, kernel_id=ctx.kernel_id)
                 self.session_id = str(created["session_id"])
         return self.session_id
 
     def _show_sessions(self) -> None:
         from IPython.display import Markdown, display
 
-        rows = self.client.list_sessions()
+        rows, more = self.client.session_page(SESSIONS_SHOWN)
         lines = ["| | session | title | messages | notebook | updated |", "|---|---|---|---|---|---|"]
         for row in rows:
             mark = "▶" if row.get("session_id") == self.session_id else ""
@@ -213,6 +217,8 @@ class HermesMagics(Magics):
                 f"| {mark} | `{row.get('session_id')}` | {title} | {row.get('message_count', 0)} | "
                 f"{row.get('notebook_path') or ''} | {updated} |"
             )
+        if more is not None:
+            lines.append(f"\n*The {SESSIONS_SHOWN} most recent sessions; `jupyter hermes sessions` lists them all.*")
         display(Markdown("\n".join(lines) if rows else "*No hermes sessions yet.*"))
 
     def _cancel_current(self) -> None:
@@ -248,11 +254,7 @@ class HermesMagics(Magics):
         try:
             self._follow(cell, stream)
         except KeyboardInterrupt:
-            if self.shutting_down.wait(SHUTDOWN_GRACE_S):
-                cell.finish()  # the kernel is going away: the server settles the run as kernel_restart
-            else:
-                self._cancel_after_interrupt(cell, run_id)
-            raise
+            self._stop_after_interrupt(cell, run_id)
         except StreamLost as exc:
             cell.finish()
             print(f"hermes: lost the stream ({exc}); the run goes on on the server: "
@@ -273,6 +275,21 @@ class HermesMagics(Magics):
         else:
             cell.finish(bundle=self.client.bundle(cell.output.run_id))  # no terminal row: the server's verdict
 
+    def _stop_after_interrupt(self, cell: LiveCell, run_id: str) -> None:
+        """■ during a run: the cell ends with the partial output and the server's cancel note, no traceback.
+
+        Swallowing the interrupt alone would let Run All go on to the next
+        cell, so the cell is still marked failed (see `mark_failed`).
+        """
+        try:
+            if self.shutting_down.wait(SHUTDOWN_GRACE_S):
+                cell.finish()  # the kernel is going away: the server settles the run as kernel_restart
+            else:
+                self._cancel_after_interrupt(cell, run_id)
+        except KeyboardInterrupt:
+            cell.finish()  # a second ■ while waiting for the cancel row: leave now, the server still cancels
+        mark_failed(self.shell, RunStopped("the hermes run was stopped by a kernel interrupt"))
+
     def _cancel_after_interrupt(self, cell: LiveCell, run_id: str) -> None:
         """Cancel on the server, then read the rows up to the cancel row so the cell shows how it ended."""
         try:
@@ -287,6 +304,23 @@ class HermesMagics(Magics):
                     time.sleep(0.05)
         finally:
             cell.finish()
+
+
+class RunStopped(Exception):
+    """What the kernel reports for a cell whose run was stopped by an interrupt (its name, no traceback)."""
+
+
+def mark_failed(shell: Any, error: BaseException) -> None:
+    """Make the running cell's execute reply an error without printing anything.
+
+    ipykernel answers `status: error` when the cell's execution result holds an
+    error, and then drops the cells queued after it (Run All stops, as after any
+    interrupt); only an exception that reaches IPython would also print its
+    traceback. Outside a cell being run (a magic called directly) this does nothing.
+    """
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    if result is not None and getattr(result, "error_in_exec", None) is None:
+        result.error_in_exec = error
 
 
 def watch_shutdown(kernel: Any) -> threading.Event:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any, Final, Iterable, Mapping, TypedDict
+from typing import Any, Callable, Final, Iterable, Mapping, TypedDict
 
 from ..events import JournalRow
 from ..transcript import FINAL_STATUSES, Transcript, TranscriptFold, Verdict
@@ -33,6 +33,14 @@ RUNNING: Final = "running"
 #: What a run without a terminal row and without a writer was, when nobody says otherwise: its worker is gone.
 DEFAULT_DEAD_CAUSE: Final = "lost_worker"
 
+#: The most a cell's markdown, and separately its plain text, may hold, in UTF-8 bytes. A longer answer keeps
+#: its head and ends with `SHORTENED_NOTE`, so a huge (or planted) answer cannot make a huge notebook.
+OUTPUT_MAX_BYTES: Final = 1_000_000
+SHORTENED_NOTE: Final = (
+    "This answer was shortened to fit in the notebook. "
+    "The whole answer is in the Hermes sidebar, in this run's session."
+)
+
 _PREVIEW_MAX_CHARS = 600
 _PREVIEW_MAX_LINES = 12
 _ARGS_MAX_CHARS = 100
@@ -45,7 +53,7 @@ _PLAN_BOXES: Final = {"completed": "[x]", "in_progress": "[ ]", "pending": "[ ]"
 MimeBundle = dict[str, Any]
 
 __all__ = [
-    "DEFAULT_DEAD_CAUSE", "FINAL_STATUSES", "RUN_MIME", "RUNNING", "WIDGET_MIME", "MimeBundle", "RunOutput", "RunRef",
+    "DEFAULT_DEAD_CAUSE", "FINAL_STATUSES", "OUTPUT_MAX_BYTES", "SHORTENED_NOTE", "RUN_MIME", "RUNNING", "WIDGET_MIME", "MimeBundle", "RunOutput", "RunRef",
     "bundle_for", "final_bundle", "fold_rows", "live_bundle", "render_markdown", "render_plain", "run_ref_of",
     "summarize_args", "view_state",
 ]
@@ -121,8 +129,7 @@ def render_markdown(t: Transcript) -> str:
             blocks.append(block)
     if items:
         blocks.append("\n".join(items))
-    blocks.append(f"<sub>hermes · {_status_words(t)}</sub>")
-    return "\n\n".join(blocks)
+    return _capped(blocks, f"*{SHORTENED_NOTE}*", f"<sub>hermes · {_status_words(t)}</sub>", _close_markdown)
 
 
 def _block_markdown(row: Row) -> str | None:
@@ -197,8 +204,45 @@ def render_plain(t: Transcript) -> str:
         text = _plain(row)
         if text:
             blocks.append(text)
-    blocks.append(f"[hermes: {_status_words(t)}]")
-    return "\n\n".join(blocks)
+    return _capped(blocks, SHORTENED_NOTE, f"[hermes: {_status_words(t)}]", lambda head: "")
+
+
+def _capped(blocks: list[str], note: str, footer: str, close: Callable[[str], str]) -> str:
+    """The blocks and the footer, joined; when that passes `OUTPUT_MAX_BYTES`, the head of the blocks (cut at a
+    line end where one is near), what `close` says closes what the cut left open, `note`, the footer: within
+    the cap (the closing is a few bytes, inside the note's margin)."""
+    body = "\n\n".join(blocks)
+    whole = f"{body}\n\n{footer}" if body else footer
+    if len(whole) * 4 <= OUTPUT_MAX_BYTES or len(whole.encode()) <= OUTPUT_MAX_BYTES:
+        return whole
+    tail = f"\n\n{note}\n\n{footer}"
+    budget = max(0, OUTPUT_MAX_BYTES - len(tail.encode()) - _CLOSE_MAX_BYTES)
+    head = body.encode()[:budget].decode(errors="ignore")
+    line_end = head.rfind("\n", max(0, len(head) - 4096))
+    if line_end > 0:
+        head = head[:line_end]
+    head = head.rstrip()
+    return head + close(head) + tail
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$", re.MULTILINE)
+_CLOSE_MAX_BYTES = 4096
+
+
+def _close_markdown(head: str) -> str:
+    """Closes a code fence or reasoning fold the cut left open, so the note renders as text after them."""
+    opener = ""
+    for match in _FENCE.finditer(head):
+        fence, rest = match.groups()
+        if not opener:
+            opener = fence
+        elif fence[0] == opener[0] and len(fence) >= len(opener) and not rest.strip():
+            opener = ""
+    # An absurdly long fence is left open rather than passing the cap.
+    closing = f"\n{opener}" if opener and len(opener) < _CLOSE_MAX_BYTES // 2 else ""
+    if head.count("<details>") > head.count("</details>"):
+        closing += "\n\n</details>"
+    return closing
 
 
 def _plain(row: Row) -> str | None:

@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass
 from typing import AsyncIterator, Callable
 
-from .. import events
 from ..journal import Appended, Journals
 
 #: Rows kept in memory per live run; older ones are read back from the journal.
@@ -44,20 +43,22 @@ class RunChannel:
         self._first_seq = 1
         self.last_seq = 0
         self.closed = False
+        #: Set when the run ended without a journaled terminal row (`disk_full`, `unjournaled`).
+        self.failure: str | None = None
         self._waiters: list[asyncio.Future[None]] = []
 
     def publish(self, appended: Appended) -> None:
         """Make a journaled row visible to observers."""
         rows = self._rows
         if not rows:
-            self._first_seq = appended.row.seq
+            self._first_seq = appended.seq
         rows.append(appended)
-        self.last_seq = appended.row.seq
+        self.last_seq = appended.seq
         if len(rows) > 2 * self.window:
             cut = len(rows) - self.window
             del rows[:cut]
             self._first_seq += cut
-        if appended.row.terminal:
+        if appended.terminal:
             self.closed = True
         self._wake()
 
@@ -68,8 +69,7 @@ class RunChannel:
     def _wake(self) -> None:
         waiters, self._waiters = self._waiters, []
         for fut in waiters:
-            if not fut.done():
-                fut.set_result(None)
+            _resolve(fut)
 
     def window_after(self, cursor: int) -> list[Appended] | None:
         """Rows with seq > cursor from memory, or None if some of them already left the window."""
@@ -79,12 +79,21 @@ class RunChannel:
         return self._rows[max(0, start):]
 
     async def wait(self, timeout_s: float) -> None:
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Until the next publish or close, or `timeout_s`. One future and one timer handle per
+        wait (`asyncio.wait_for` would add a second future and callbacks for every row)."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
         self._waiters.append(fut)
+        timer = loop.call_later(timeout_s, _resolve, fut)
         try:
-            await asyncio.wait_for(fut, timeout_s)
-        except TimeoutError:
-            pass
+            await fut
+        finally:
+            timer.cancel()
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 class Observer:
@@ -116,8 +125,8 @@ class Observer:
         while not self.finished:
             rows = await self._next_rows()
             if rows:
-                self.cursor = rows[-1].row.seq
-                self.finished = rows[-1].row.terminal is True
+                self.cursor = rows[-1].seq
+                self.finished = rows[-1].terminal
                 idle_since = time.monotonic()
                 yield rows
                 continue
@@ -139,7 +148,7 @@ class Observer:
 
     def _read_journal(self) -> list[Appended]:
         result = self.journals.read(self.session_id, self.run_id, after_seq=self.cursor, limit=self.batch)
-        return [Appended(row, events.encode_row(row) + b"\n") for row in result.rows]
+        return [Appended.of(row) for row in result.rows]
 
 
 class RunObservers:

@@ -21,18 +21,26 @@ from typing import Any, Callable, Final, Literal, Mapping, TypeVar
 import msgspec
 
 from ..agents.base import AgentBackend, NotebookBinding, TurnRequest, TurnResult
+from ..agents.errors import failed_turn
+from ..agents.usage import usage_payload
 from ..evidence import read_transcript
+from ..events import USAGE
+from ..fsio import is_disk_full
+from ..redact import PATTERNS_ONLY, Redactor
 from ..ids import new_run_id, validate_id
 from ..journal import Journals
-from ..liveness import LiveRuns
+from ..deletion import delete_session as delete_session_now
+from ..liveness import LiveRuns, RunActive as RunActive  # RunActive: handlers map it to 409
 from ..markers import known_cause
 from ..notebook.outputs import MimeBundle, final_bundle
 from ..recovery import Recovery
 from ..store import Session, SessionStore
+from ..titles import title_for_turn
 from ..transcript import Transcript, TranscriptFold, Verdict, api_messages
 from . import settle
 from .settle import NothingToRetry as NothingToRetry  # raised by retry/undo; handlers map it to 409
 from .binding import sync_session_split
+from .diskfull import DISK_FULL, SpaceWaiter
 from .fanout import Observer, RunChannel, RunObservers
 from .sink import RunSink
 from .status import RunStatusIndex
@@ -43,10 +51,6 @@ Lifecycle = Callable[[str, dict[str, Any]], None]
 #: running → settling | cancelling | interrupting → settled
 RunState = Literal["running", "settling", "cancelling", "interrupting", "settled"]
 T = TypeVar("T")
-
-
-class RunActive(RuntimeError):
-    """The session already has a live run (HTTP 409)."""
 
 
 class Draining(RuntimeError):
@@ -69,6 +73,8 @@ class Run:
     task: asyncio.Task[None] | None = None
     checkpointed_seq: int = 0
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Why the run could not be settled normally (`disk_full`), if it could not.
+    failure: str | None = None
 
 
 class RunManager:
@@ -86,6 +92,8 @@ class RunManager:
         heartbeat_s: float = 15.0,
         on_lifecycle: Lifecycle | None = None,
         io_workers: int = 2,
+        seal_journals: bool = True,
+        redactor: Redactor = PATTERNS_ONLY,
     ) -> None:
         self.store = store
         self.journals = journals
@@ -99,12 +107,18 @@ class RunManager:
         self.status = RunStatusIndex(journals)
         self.on_lifecycle = on_lifecycle or (lambda name, data: None)
         self.draining = False
+        self.seal_journals = seal_journals
+        #: Masks secrets in every journaled payload (in the run sink) and in what a turn returns.
+        self.redactor = redactor
+        self.space = SpaceWaiter(store, recovery, live, self.offload)
         self._runs: dict[str, Run] = {}
         self._generations: dict[str, int] = {}
         self._generation_lock = threading.Lock()
         # Admission and settle I/O (fsyncs) run here: few threads, so a burst of them cannot crowd
         # the event loop out of the GIL while it delivers other runs' events.
         self.io = ThreadPoolExecutor(max_workers=io_workers, thread_name_prefix="hermes-io")
+        #: Compressing settled journals is background work: its own thread, never ahead of an admission or settle.
+        self.sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-seal")
 
     async def offload(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run blocking store or journal work on the manager's small I/O pool."""
@@ -183,7 +197,7 @@ class RunManager:
         run = Run(
             run_id=run_id, session_id=session.session_id, message=message, backend=backend,
             generation=self.invalidate_generation(session.session_id), started_backend_id=session.backend_session_id,
-            notebook=notebook, channel=channel, sink=RunSink(writer, channel, loop),
+            notebook=notebook, channel=channel, sink=RunSink(writer, channel, loop, self.redactor),
         )
         self.live.register_worker(run_id, session.session_id)
         self.live.register_stream(run_id)
@@ -193,6 +207,9 @@ class RunManager:
         session.pending_attachments = list(attachments)
         session.pending_started_at = run.started_at
         session.last_run_id = run_id
+        title = title_for_turn(session.title, session.messages, message)
+        if title is not None:
+            session.title = title
         if notebook is not None:
             session.notebook_path = notebook.notebook_path or session.notebook_path
             session.cell_id = notebook.cell_id
@@ -214,13 +231,23 @@ class RunManager:
         try:
             result = await self._run_backend(run)
             if result is not None and run.state == "running":
+                result = _redacted(result, self.redactor)
+                self._emit_usage(run, result)
                 run.state = "settling"
-                await self._settle_result(run, result)
+                if run.failure != DISK_FULL:  # a full disk is settled below, once it can be written
+                    await self._settle_result(run, result)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            run.failure = DISK_FULL
+            log.error("run %s could not be settled: the disk is full", run.run_id)
         finally:
             await self._stop_checkpoint(checkpoint)
             if run.state in ("running", "settling"):
-                await self.offload(self._settle_last_resort, run)
+                settled = await self.offload(self._settle_last_resort, run)
                 self._finish(run, "run.interrupted")
+                if not settled and run.failure == DISK_FULL:
+                    self.space.wait_for_space(run.session_id, run.run_id)
 
     async def _run_backend(self, run: Run) -> TurnResult | None:
         session = self.store.load(run.session_id)
@@ -238,7 +265,17 @@ class RunManager:
             return None  # abandoned by cancel/interrupt, which settle the turn
         except Exception as exc:  # any backend failure becomes a settled error turn
             log.exception("backend %s failed in run %s", run.backend.name, run.run_id)
-            return TurnResult.failure("backend_exception", f"{type(exc).__name__}: {exc}")
+            if is_disk_full(exc):
+                run.failure = DISK_FULL
+            return failed_turn("internal", f"{type(exc).__name__}: {exc}")
+
+    def _emit_usage(self, run: Run, result: TurnResult) -> None:
+        """The turn's `usage` event, once, before its terminal row (completed or errored turns that counted)."""
+        if result.outcome not in ("completed", "errored") or not result.usage:
+            return
+        model = getattr(run.backend, "model", None)
+        run.sink.emit(USAGE, usage_payload(result.usage, duration_s=time.time() - run.started_at,
+                                           model=str(model) if model else None))
 
     async def _settle_result(self, run: Run, result: TurnResult) -> None:
         lifecycle = await self.offload(self._settle_result_sync, run, result)
@@ -270,15 +307,16 @@ class RunManager:
 
     def _settle_failed(self, run: Run, rows: Transcript, result: TurnResult, ending: settle.Ending) -> dict[str, Any]:
         """The error settle; returns what its terminal row must carry (the turn's rows if the save failed)."""
+        detail = {"detail": result.error.detail} if result.error and result.error.detail else {}
         with self.store.lock(run.session_id):
             session = self.store.load(run.session_id)
             if session.active_run_id != run.run_id:
-                return {}
+                return detail
             self._sync_split(run, session, result)
-            return settle.settle_error(
+            return {**settle.settle_error(
                 self.store, session, run.run_id, rows, message=ending.message or "", error_type=ending.error_kind,
                 replaced_context=result.context if result.replace_context else None,
-            )
+            ), **detail}
 
     def _sync_split(self, run: Run, session: Session, result: TurnResult) -> None:
         split = sync_session_split(
@@ -291,21 +329,33 @@ class RunManager:
                 "session_id": run.session_id, "from": run.started_backend_id, "to": split.backend_session_id,
             })
 
-    def _settle_last_resort(self, run: Run) -> None:
-        """The worker exits without having settled: recovery settles from the journal."""
+    def _settle_last_resort(self, run: Run) -> bool:
+        """The worker exits without having settled: recovery settles from the journal. True if it did.
+
+        After a full disk the settle is retried once space returns (diskfull.py).
+        """
+        if run.failure == DISK_FULL:
+            settled = self.space.try_now(run.session_id, run.run_id)
+            self._journal_ending(run, settle.DISK_FULL_ENDING, self._transcript_of(run, "unknown"))
+            return settled
+        settled = False
         try:
             session = self.store.load(run.session_id)
-            self.recovery.settle_last_resort(session, run.run_id, cancelling=run.state == "cancelling")
+            settled = self.recovery.settle_last_resort(session, run.run_id, cancelling=run.state == "cancelling")
         except Exception:  # the next read repairs it; nothing more to do here
             log.exception("last-resort settle of run %s failed", run.run_id)
         ending = settle.Ending("interrupted", "lost_worker", message="the worker exited unexpectedly")
         self._journal_ending(run, ending, self._transcript_of(run, "lost_worker"))
+        return settled
 
     # -- checkpoint -------------------------------------------------------------------------
     async def _checkpoint_loop(self, run: Run) -> None:
         while True:
             await asyncio.sleep(self.checkpoint_interval_s)
-            await self.offload(self._checkpoint, run)
+            try:
+                await self.offload(self._checkpoint, run)
+            except OSError:  # a full disk: the journal holds the progress, the settle reports the failure
+                log.warning("checkpoint of run %s failed", run.run_id, exc_info=True)
 
     def _checkpoint(self, run: Run) -> None:
         """Persist the run's progress in the sidecar (the journal holds the output itself)."""
@@ -407,6 +457,7 @@ class RunManager:
     async def drain(self, timeout_s: float) -> list[str]:
         """Refuse new runs, wait up to `timeout_s` for active ones, interrupt the rest (`server_shutdown`)."""
         self.draining = True
+        self.space.cancel_all()
         pending = [r.done.wait() for r in self._runs.values()]
         if pending:
             await asyncio.wait([asyncio.ensure_future(p) for p in pending], timeout=timeout_s)
@@ -449,28 +500,17 @@ class RunManager:
 
     def _rename_sync(self, session_id: str, title: str) -> Session:
         with self.store.lock(session_id):
-            session = self.store.load(session_id)
-            session.title = title
-            self.store.save(session)
-            return session
+            return self.store.replace(session_id, title=title)
 
-    async def delete_session(self, session_id: str) -> None:
-        """Delete a session and its journals; refused while it has a live run.
+    async def delete_session(self, session_id: str, *, corrupt: bool = False) -> None:
+        """Delete a session and its journals, all or nothing; refused while it has a live run.
 
         The liveness check and the delete happen inside one hold of the session lock,
-        the lock admission takes too: a run admitted meanwhile is seen, never deleted live.
+        the lock admission takes too: a run admitted meanwhile is seen, never deleted live
+        (deletion.py). `corrupt=True` also deletes a sidecar that cannot be read.
         """
         validate_id(session_id, "session id")
-        await self.offload(self._delete_sync, session_id)
-
-    def _delete_sync(self, session_id: str) -> None:
-        with self.store.lock(session_id):
-            session = self.store.load(session_id)
-            run_id = session.active_run_id
-            if run_id and self.live.is_live(run_id):
-                raise RunActive(f"session {session_id} has a running turn; cancel it first")
-            self.store.delete(session_id)
-            self.journals.delete_session(session_id)
+        await self.offload(delete_session_now, self.store, self.journals, self.live, session_id, corrupt=corrupt)
 
     async def read_events(self, run_id: str, after_seq: int, limit: int) -> dict[str, Any]:
         """A page of a run's journal lines: `{events, next_seq, terminal}` (docs/api.md)."""
@@ -544,15 +584,26 @@ class RunManager:
         payload.update(extra or {})
         try:
             run.sink.append_terminal(event, payload)
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
             log.exception("could not journal the terminal event of run %s", run.run_id)
+            run.channel.failure = DISK_FULL if is_disk_full(exc) else "unjournaled"
 
     def _finish(self, run: Run, lifecycle: str) -> None:
         run.state = "settled"
-        self._forget(run, asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        self._forget(run, loop)
         self.status.remember(run.run_id, run.session_id)
+        if self.seal_journals:
+            loop.run_in_executor(self.sealer, self._seal, run)
         run.done.set()
         self.on_lifecycle(lifecycle, self._describe(run))
+
+    def _seal(self, run: Run) -> None:
+        """Compress the settled run's journal: its terminal row is written and its writer closed."""
+        try:
+            self.journals.seal(run.session_id, run.run_id)
+        except Exception:  # the live form stays readable; a later collection seals it
+            log.exception("could not compress the journal of run %s", run.run_id)
 
     def _forget(self, run: Run, loop: asyncio.AbstractEventLoop) -> None:
         self.live.unregister_worker(run.run_id)
@@ -572,3 +623,14 @@ class RunManager:
 _LIFECYCLE: Final[dict[str, str]] = {
     "completed": "run.finished", "errored": "run.failed", "cancelled": "run.cancelled", "interrupted": "run.interrupted",
 }
+
+
+def _redacted(result: TurnResult, redactor: Redactor) -> TurnResult:
+    """The result with secrets masked in everything that reaches the session, the log or the model."""
+    result.final_text = redactor.text(result.final_text)
+    result.context = redactor.value(result.context)
+    if result.error is not None:
+        error = result.error
+        result.error = type(error)(error.kind, redactor.text(error.message),
+                                   redactor.text(error.detail) if error.detail else None)
+    return result

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from .. import markers
 from ..agents.base import TurnResult
@@ -42,6 +42,10 @@ class Ending:
     cause: Cause = "unknown"
     error_kind: str = "error"
     message: str | None = None
+
+
+#: A run cut off by a full disk (its turn is settled by recovery once space returns, `disk_full` verdict).
+DISK_FULL_ENDING: Final = Ending("errored", error_kind="disk_full", message=markers.DISK_FULL_MESSAGE)
 
 
 def ending_of(result: TurnResult) -> Ending:
@@ -227,6 +231,8 @@ class RecoveryVerdict:
     cause: str
     #: Hermes Agent's own transcript, when the session was empty and the core has one.
     core: dict[str, Any] | None = None
+    #: The run was cut off by a full disk: the settled turn ends with the note saying so.
+    disk_full: bool = False
 
 
 def settle_recovered(session: Session, run_id: str | None, verdict: RecoveryVerdict) -> None:
@@ -242,6 +248,8 @@ def settle_recovered(session: Session, run_id: str | None, verdict: RecoveryVerd
             merge(session, transcript, turn, dedupe=True)
     else:
         _settle_recovered_interrupted(session, run_id, verdict)
+    if verdict.disk_full:
+        session.messages.append(markers.disk_full_note(run_id))
     clear_pending(session)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ..events import RUN_STATUS_OF_STATE
@@ -33,16 +32,10 @@ class RunStatusIndex:
         sid = self._sessions.get(run_id)
         if sid is not None:
             return sid
-        name = f"{run_id}.jsonl"
-        try:
-            folders = os.scandir(self.journals.root)
-        except FileNotFoundError:
-            raise UnknownRun(run_id) from None
-        with folders:
-            for entry in folders:
-                if entry.is_dir() and os.path.exists(os.path.join(entry.path, name)):
-                    self.remember(run_id, entry.name)
-                    return entry.name
+        for sid in self.journals.session_ids():
+            if self.journals.exists(sid, run_id):
+                self.remember(run_id, sid)
+                return sid
         raise UnknownRun(run_id)
 
     def describe(self, run_id: str) -> dict[str, Any]:

@@ -18,18 +18,23 @@ from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import PeriodicCallback
-from traitlets import Enum, Float, Int, List, Unicode, default
+from traitlets import Bool, Enum, Float, Int, List, Unicode, default
 
 from ..agents.approvals import ApprovalBroker
 from ..agents.base import AgentBackend
+from ..agents.clarify import ClarifyBroker
 from ..agents.registry import BACKENDS, BackendContext, configurable_classes
 from ..journal import DURABILITY_POLICIES, Journals
 from ..liveness import LiveRuns
 from ..paths import core_transcript_dir, default_state_dir
 from ..recovery import Recovery, RecoveryPolicy
+from ..redact import Redactor, redact_logs
+from ..retention import RetentionPolicy, collect
 from ..runs.manager import RunManager
 from ..store import SessionStore
 from .handlers import default_handlers
+from .kernel_token import SETTING as KERNEL_TOKEN_SETTING
+from .kernel_token import new_kernel_token
 from .kernels import KernelWatcher
 from .services import HermesServices
 from .stream import RunStreamHandler
@@ -66,6 +71,20 @@ class HermesJupyter(ExtensionApp):
         "terminal: fsync only terminal events.",
     )
     journal_fsync_window = Float(0.02, config=True, help="Seconds between group-commit fsyncs (default 0.02).")
+    journal_compress = Bool(
+        True, config=True,
+        help="Compress a run's journal (runs/<sid>/<run_id>.jsonl.gz) once the run is settled; readers take both forms.",
+    )
+    journal_retention_days = Float(
+        RetentionPolicy.max_age_days, config=True,
+        help="Remove journals of settled runs not written for this many days (0: keep them). A journal is never "
+        "removed while its session still needs it to recover a turn; the session keeps the whole conversation.",
+    )
+    journal_max_bytes = Int(
+        RetentionPolicy.max_total_bytes, config=True,
+        help="Remove journals of settled runs, oldest first, while all journals take more than this (0: no cap).",
+    )
+    journal_gc_interval = Float(3600.0, config=True, help="Seconds between journal collections (0: only at start).")
     max_event_bytes = Int(256 * 1024, config=True, help="Largest journaled payload in bytes; larger ones are truncated.")
     max_request_bytes = Int(1 << 20, config=True, help="Largest accepted request body in bytes (413 above).")
     kernel_restart_policy = Enum(
@@ -89,6 +108,10 @@ class HermesJupyter(ExtensionApp):
     def initialize_settings(self) -> None:
         assert self.serverapp is not None
         state = Path(self.state_dir).expanduser()
+        self.kernel_token = new_kernel_token()
+        self.settings[KERNEL_TOKEN_SETTING] = self.kernel_token
+        server_token = getattr(self.serverapp.identity_provider, "token", "") or ""
+        self.redactor = Redactor.from_environ(extra=[server_token, self.kernel_token])
         store = SessionStore(state / "sessions")
         journals = Journals(
             state / "runs", durability=self.journal_durability, window_s=self.journal_fsync_window,
@@ -101,29 +124,50 @@ class HermesJupyter(ExtensionApp):
         )
         event_logger = getattr(self.serverapp, "event_logger", None)
         telemetry = Telemetry(event_logger)
-        approvals = ApprovalBroker()
+        approvals, clarify = ApprovalBroker(), ClarifyBroker()
+        backends = self._build_backends(approvals, clarify)
+        redactor = self.redactor = self._redactor(backends)
+        redact_logs(redactor)
         manager = RunManager(
-            store, journals, recovery, live, self._build_backends(approvals), default_backend=self.backend,
+            store, journals, recovery, live, backends, default_backend=self.backend,
             cancel_grace_s=self.cancel_grace, heartbeat_s=self.heartbeat_interval, on_lifecycle=telemetry.lifecycle,
+            seal_journals=self.journal_compress, redactor=redactor,
         )
         self.hermes = HermesServices(
             state_dir=state, store=store, journals=journals, live=live, recovery=recovery, manager=manager,
-            root_dir=Path(self.serverapp.root_dir), approvals=approvals, allowed_backends=list(self.allowed_backends),
-            default_backend=self.backend, max_body_bytes=self.max_request_bytes,
+            root_dir=Path(self.serverapp.root_dir), approvals=approvals, clarify=clarify,
+            allowed_backends=list(self.allowed_backends), default_backend=self.backend,
+            max_body_bytes=self.max_request_bytes,
         )
         self.settings["hermes"] = self.hermes
         if event_logger is not None:
             KernelWatcher(manager, self.kernel_restart_policy).listen(event_logger)
 
-    def _build_backends(self, approvals: ApprovalBroker) -> dict[str, AgentBackend]:
-        """The allowed backends, each wired to the approval broker (and the OpenAI one to the notebook tools)."""
+    def _redactor(self, backends: dict[str, AgentBackend]) -> Redactor:
+        """The server's redactor (environment secrets, server and kernel tokens) plus the backends' keys."""
+        keys = [getattr(b, "api_key", None) for b in backends.values()]
+        return self.redactor.with_values(k for k in keys if isinstance(k, str))
+
+    def _build_backends(self, approvals: ApprovalBroker, clarify: ClarifyBroker) -> dict[str, AgentBackend]:
+        """The allowed backends, each wired to the approval and clarify brokers (and the notebook tools)."""
         from .notebook_access import make_tools_factory
 
         names = set(self.allowed_backends) | {self.backend}
         ctx = BackendContext(
-            parent=self, approvals=approvals, tools_factory=make_tools_factory(self.serverapp, approvals, parent=self)
+            parent=self, approvals=approvals, clarify=clarify,
+            tools_factory=make_tools_factory(self.serverapp, approvals, parent=self, redactor=self.redactor),
         )
-        return {name: factory(ctx) for name, factory in BACKENDS.items() if name in names}
+        backends = {name: factory(ctx) for name, factory in BACKENDS.items() if name in names}
+        if "hermes" in backends:
+            self._confine_agent(backends["hermes"])
+        return backends
+
+    def _confine_agent(self, hermes: Any) -> None:
+        """The sandboxed agent works in root_dir and never sees this server's runtime or state dir."""
+        assert self.serverapp is not None
+        hermes.sandbox_writable = [*hermes.sandbox_writable, str(self.serverapp.root_dir)]
+        hermes.sandbox_hidden = [*hermes.sandbox_hidden, str(Path(self.state_dir).expanduser()),
+                                 str(self.serverapp.runtime_dir)]
 
     def initialize_handlers(self) -> None:
         prefix = "hermes/api/"
@@ -131,16 +175,35 @@ class HermesJupyter(ExtensionApp):
         self.handlers.append((prefix + r"runs/(?P<run_id>[^/]+)/stream", RunStreamHandler))
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
-        """After the server listens: tell kernels where it is, and repair what a previous process left."""
+        """After the server listens: tell kernels where it is, and repair what a previous process left.
+
+        Kernels get the kernel token (hermes routes only), never the server token: a `JUPYTER_TOKEN`
+        the server was started with is taken out of the environment kernels inherit.
+        """
         os.environ["HERMES_JUPYTER_SERVER_URL"] = serverapp.connection_url
         os.environ["HERMES_JUPYTER_SERVER_ROOT"] = str(serverapp.root_dir)  # notebook paths become root-relative
-        token = getattr(serverapp.identity_provider, "token", "")
-        if token:
-            os.environ["HERMES_JUPYTER_SERVER_TOKEN"] = token
+        os.environ["HERMES_JUPYTER_SERVER_TOKEN"] = self.kernel_token
+        os.environ.pop("JUPYTER_TOKEN", None)  # read once at start-up (IdentityProvider.token)
         self._startup_scan = asyncio.ensure_future(self._repair_left_pending())
+        self._warm_start = asyncio.ensure_future(self._warm_hermes())
         _drain_on_sigint(serverapp)
         self._activity = PeriodicCallback(self._mark_activity, 30_000)
         self._activity.start()
+        self._gc: PeriodicCallback | None = None
+        if self.journal_gc_interval > 0:
+            self._gc = PeriodicCallback(self._collect_journals, self.journal_gc_interval * 1000)
+            self._gc.start()
+
+    async def _warm_hermes(self) -> None:
+        """With hermes as the default backend, start its process (and one agent) now, in the background,
+        so the first turn does not wait several seconds for them."""
+        hermes = self.hermes.manager.backends.get("hermes")
+        if self.backend != "hermes" or hermes is None or not getattr(hermes, "warm_start", False):
+            return
+        try:
+            await hermes.start()  # type: ignore[attr-defined]
+        except Exception:  # the first turn retries the spawn and reports the failure in plain words
+            self.log.warning("hermes_jupyter: warm start of the hermes backend failed", exc_info=True)
 
     def _mark_activity(self) -> None:
         """Active runs count as activity, so an idle culler never culls a server mid-run."""
@@ -149,7 +212,8 @@ class HermesJupyter(ExtensionApp):
 
     async def _repair_left_pending(self) -> None:
         """Repair, in the background, sessions a previous server process left pending (cause server_restart)."""
-        rows = await asyncio.to_thread(self.hermes.store.list)
+        await asyncio.to_thread(self.hermes.journals.purge_leftovers)
+        rows = await asyncio.to_thread(self.hermes.store.list)  # unreadable sidecars are rows marked corrupt
         for row in rows:
             stream = row.get("active_stream_id")
             if stream and not self.hermes.live.is_live(stream):
@@ -158,15 +222,30 @@ class HermesJupyter(ExtensionApp):
                 except Exception:  # one unreadable session must not stop the scan
                     self.log.exception("startup repair of session %s failed", row["session_id"])
         self.log.info("hermes_jupyter: startup scan checked %d sessions", len(rows))
+        await self._collect_journals()  # after the repairs: settled sessions free their journals
+
+    async def _collect_journals(self) -> None:
+        """Compress and prune journals per the retention settings, off the event loop."""
+        policy = RetentionPolicy(
+            max_age_days=self.journal_retention_days, max_total_bytes=self.journal_max_bytes,
+            compress=self.journal_compress,
+        )
+        try:
+            report = await asyncio.to_thread(collect, self.hermes.store, self.hermes.journals, policy)
+        except Exception:  # retention must never take the server down
+            self.log.exception("hermes_jupyter: journal collection failed")
+            return
+        if report.pruned or report.compressed:
+            self.log.info("hermes_jupyter: %s", report.sentence())
 
     async def stop_extension(self) -> None:
         """Drain: refuse new runs, wait up to drain_timeout, settle the rest as server_shutdown."""
         hermes = getattr(self, "hermes", None)
         if hermes is None:
             return
-        activity = getattr(self, "_activity", None)
-        if activity is not None:
-            activity.stop()
+        for timer in (getattr(self, "_activity", None), getattr(self, "_gc", None)):
+            if timer is not None:
+                timer.stop()
         left = await hermes.manager.drain(self.drain_timeout)
         if left:
             self.log.warning("hermes_jupyter: interrupted %d runs at shutdown: %s", len(left), left)

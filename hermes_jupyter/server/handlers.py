@@ -1,59 +1,59 @@
 """REST handlers of the HTTP API (docs/api.md). Thin: parse and validate, call one engine method, answer JSON.
 
 Every verb is `@web.authenticated` + `@authorized` on a `hermes:*` resource.
-Domain exceptions are mapped to HTTP status codes in one place (`api_errors`).
+Domain exceptions are mapped to HTTP status codes and plain messages in one
+place (`errors.ERRORS`, applied by `api_errors`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 from pathlib import Path
 from typing import Any, Awaitable, Callable, TypeVar
+from urllib.parse import urlencode
 
 import msgspec
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
-from ..agents.approvals import UnknownApproval
 from ..agents.base import NotebookBinding
-from ..ids import InvalidId, validate_id
-from ..runs.manager import Draining, NothingToRetry, RunActive
-from ..runs.status import UnknownRun
-from ..store import CorruptSession, UnknownSession
+from ..agents.models import describe_models
+from ..ids import validate_id
+from ..listing import Page
+from ..runs.first_turn import create_with_first_turn
+from ..titles import UNTITLED
+from .errors import error_body, mapped, user_error
+from .inputs import check_text, parse_count
+from .kernel_token import KernelTokenAuth
 from .services import HermesServices
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
-_ERRORS: list[tuple[type[BaseException], int]] = [
-    (InvalidId, 400), (UnknownSession, 404), (UnknownRun, 404), (UnknownApproval, 404), (FileNotFoundError, 404),
-    (RunActive, 409), (NothingToRetry, 409), (CorruptSession, 409), (Draining, 409),
-    (ValueError, 400),
-]
+#: Largest page of `GET sessions?limit=N`.
+MAX_PAGE = 1000
 
 
 def api_errors(method: F) -> F:
-    """Map engine exceptions to JSON errors `{"message": ...}` with a 4xx (or 503) status."""
+    """Map engine exceptions to JSON errors `{"message", "detail"}` (errors.ERRORS); others stay 500s."""
     @functools.wraps(method)
     async def wrapper(self: HermesHandler, *args: Any, **kwargs: Any) -> Any:
         try:
             return await method(self, *args, **kwargs)
         except web.HTTPError:
             raise
-        except tuple(exc for exc, _ in _ERRORS) as exc:
-            status = next(code for kind, code in _ERRORS if isinstance(exc, kind))
-            message = exc.args[0] if exc.args else str(exc)
-            raise web.HTTPError(status, "%s", str(message), reason=_reason(status)) from exc
+        except Exception as exc:
+            error = mapped(exc)
+            if error is None:
+                raise
+            raise error from exc
     return wrapper  # type: ignore[return-value]
 
 
-def _reason(status: int) -> str:
-    return {400: "Bad Request", 404: "Not Found", 409: "Conflict", 413: "Payload Too Large", 503: "Unavailable"}[status]
-
-
-class HermesHandler(APIHandler):
-    """Base: access to the services, a bounded JSON body, JSON answers."""
+class HermesHandler(KernelTokenAuth, APIHandler):
+    """Base: access to the services, a bounded JSON body, JSON answers; the kernel token is accepted."""
 
     auth_resource = "hermes"
 
@@ -62,24 +62,24 @@ class HermesHandler(APIHandler):
         return self.settings["hermes"]  # type: ignore[no-any-return]
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
-        """`{"message": ...}` with the formatted message (APIHandler would send the raw format string)."""
+        """`{"message", "detail"?, "reason"}`: a plain sentence, never a traceback (errors.error_body)."""
         exc = kwargs.get("exc_info", (None, None))[1]
-        if isinstance(exc, web.HTTPError) and exc.log_message:
-            self.set_header("Content-Type", "application/json")
-            self.finish(json.dumps({"message": exc.log_message % exc.args, "reason": exc.reason}))
-            return
-        super().write_error(status_code, **kwargs)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(error_body(status_code, exc)))
 
     def json_body(self) -> dict[str, Any]:
+        """The request's JSON object; text that cannot be stored (NUL, lone surrogates) is a 400."""
         raw = self.request.body or b"{}"
         if len(raw) > self.hermes.max_body_bytes:
-            raise web.HTTPError(413, "%s", f"request body over {self.hermes.max_body_bytes} bytes")
+            raise user_error(413, "The request is too large. Send a shorter message or smaller attachments.",
+                             f"body of {len(raw)} bytes, limit {self.hermes.max_body_bytes}")
         try:
             body = json.loads(raw)
         except ValueError:
-            raise web.HTTPError(400, "%s", "request body is not valid JSON") from None
+            raise user_error(400, "The request could not be read (it is not valid JSON). Try again.") from None
         if not isinstance(body, dict):
-            raise web.HTTPError(400, "%s", "request body must be a JSON object")
+            raise user_error(400, "The request could not be read (it must be a JSON object). Try again.")
+        check_text(body)
         return body
 
     def answer(self, data: Any, status: int = 200) -> None:
@@ -95,8 +95,16 @@ def _optional_str(body: dict[str, Any], key: str, max_len: int = 4096) -> str | 
     if value is None:
         return None
     if not isinstance(value, str) or len(value) > max_len:
-        raise web.HTTPError(400, "%s", f"{key} must be a string of at most {max_len} characters")
+        raise user_error(400, f"The {key} must be text, and not too long. Shorten it and try again.",
+                         f"{key}: a string of at most {max_len} characters")
     return value
+
+
+def _message(body: dict[str, Any]) -> str:
+    message = body.get("message")
+    if not isinstance(message, str) or not message.strip():
+        raise user_error(400, "Write a message first: it cannot be empty.")
+    return message
 
 
 class SessionRootHandler(HermesHandler):
@@ -106,11 +114,27 @@ class SessionRootHandler(HermesHandler):
     @authorized
     @api_errors
     async def get(self) -> None:
-        rows = self.hermes.store.list()
+        """A JSON list, newest first (CONTRACT §6); with `limit`, one page `{sessions, next}` and a Link header.
+
+        Rows are gathered and encoded off the event loop: at 100k sessions the
+        full list is megabytes, and building it on the loop would stall streams.
+        """
+        limit_arg = self.get_query_argument("limit", None)
+        before = self.get_query_argument("before", None)
         path = self.get_query_argument("notebook_path", None)
-        if path is not None:
-            rows = [r for r in rows if r.get("notebook_path") == path]
-        self.answer(rows)  # a JSON list, newest first (docs/api.md), like jupyter_server's own /api/sessions
+        if limit_arg is None and before is None:
+            self.set_header("Content-Type", "application/json")
+            # the default pool, not the manager's two I/O threads: a long listing must not delay run admission
+            self.finish(await asyncio.to_thread(_encoded_list, self.hermes.store.list, path))
+            return
+        limit = min(parse_count(limit_arg, "limit", 100, minimum=1), MAX_PAGE)  # larger asks get the largest page
+        page: Page = await self.hermes.manager.offload(self.hermes.store.page, limit, before)
+        if path is not None:  # a notebook's sessions are few; filtering one page keeps the cursor honest
+            page = Page([r for r in page.rows if r.get("notebook_path") == path], page.next)
+        if page.next is not None:
+            query = urlencode({"limit": limit, "before": page.next, **({"notebook_path": path} if path else {})})
+            self.set_header("Link", f'<{self.request.path}?{query}>; rel="next"')
+        self.answer({"sessions": page.rows, "next": page.next})
 
     @web.authenticated
     @authorized
@@ -119,14 +143,20 @@ class SessionRootHandler(HermesHandler):
         body = self.json_body()
         backend = _optional_str(body, "backend") or self.hermes.default_backend
         if backend not in self.hermes.allowed_backends:
-            raise web.HTTPError(400, "%s", f"backend {backend!r} is not allowed here")
-        session = await self.hermes.manager.offload(
-            self.hermes.store.create,
-            title=_optional_str(body, "title", 200) or "New session", backend=backend,
+            raise user_error(400, "That backend is not available on this server. Choose another one.",
+                             f"backend {backend!r}; allowed: {', '.join(self.hermes.allowed_backends)}")
+        fields: dict[str, Any] = dict(
+            title=_optional_str(body, "title", 200) or UNTITLED, backend=backend,
             model=_optional_str(body, "model", 200), notebook_path=_optional_str(body, "notebook_path"),
             cell_id=_optional_str(body, "cell_id", 200), kernel_id=_optional_str(body, "kernel_id", 200),
         )
-        self.answer(session.to_json(), 201)
+        if body.get("message") is None:
+            session = await self.hermes.manager.offload(self.hermes.store.create, **fields)
+            self.answer(session.to_json(), 201)
+            return
+        message = _message(body)  # create and run in one step: a turn that cannot start leaves no session
+        session, run = await create_with_first_turn(self.hermes.manager, message, **fields)
+        self.answer({**session.to_json(), "run_id": run.run_id}, 201)
 
 
 class SessionHandler(HermesHandler):
@@ -145,7 +175,7 @@ class SessionHandler(HermesHandler):
     async def patch(self, session_id: str) -> None:
         title = _optional_str(self.json_body(), "title", 200)
         if not title or not title.strip():
-            raise web.HTTPError(400, "%s", "title must be a non-empty string")
+            raise user_error(400, "Give the session a title: it cannot be empty.")
         session = await self.hermes.manager.rename_session(self.sid(session_id), title.strip())
         self.answer(session.compact())
 
@@ -153,7 +183,9 @@ class SessionHandler(HermesHandler):
     @authorized
     @api_errors
     async def delete(self, session_id: str) -> None:
-        await self.hermes.manager.delete_session(self.sid(session_id))
+        """Delete with its journals; `?corrupt=1` also deletes a session whose sidecar cannot be read."""
+        corrupt = self.get_query_argument("corrupt", "0") in ("1", "true")
+        await self.hermes.manager.delete_session(self.sid(session_id), corrupt=corrupt)
         self.set_status(204)
         self.finish()
 
@@ -166,12 +198,11 @@ class RunRootHandler(HermesHandler):
     @api_errors
     async def post(self, session_id: str) -> None:
         body = self.json_body()
-        message = body.get("message")
-        if not isinstance(message, str) or not message.strip():
-            raise web.HTTPError(400, "%s", "message must be a non-empty string")
+        message = _message(body)
         attachments = body.get("attachments") or []
         if not isinstance(attachments, list) or not all(isinstance(a, dict) for a in attachments):
-            raise web.HTTPError(400, "%s", "attachments must be a list of objects")
+            raise user_error(400, "The attachments could not be read. Attach the files again.",
+                             "attachments must be a list of objects")
         notebook = None
         if any(body.get(k) for k in ("notebook_path", "cell_id", "kernel_id")):
             notebook = NotebookBinding(
@@ -231,8 +262,8 @@ class RunEventsHandler(HermesHandler):
     @api_errors
     async def get(self, run_id: str) -> None:
         run_id = validate_id(run_id, "run id")
-        after_seq = _int_arg(self, "after_seq", 0)
-        limit = min(_int_arg(self, "limit", 1000), 10_000)
+        after_seq = parse_count(self.get_query_argument("after_seq", None), "after_seq", 0)
+        limit = min(parse_count(self.get_query_argument("limit", None), "limit", 1000, minimum=1), 10_000)
         self.answer(await self.hermes.manager.read_events(run_id, after_seq, limit))
 
 
@@ -260,7 +291,7 @@ class ApprovalHandler(HermesHandler):
         approval_id = validate_id(approval_id, "approval id")
         choice = _optional_str(self.json_body(), "choice", 64)
         if not choice:
-            raise web.HTTPError(400, "%s", "choice is required (allow_once or deny)")
+            raise user_error(400, "Choose an answer for this approval (allow or deny).", "choice is required")
         self.hermes.approvals.answer(run_id, approval_id, choice)
         self.answer({"run_id": run_id, "approval_id": approval_id, "choice": choice})
 
@@ -275,14 +306,14 @@ class NotebookRecoverHandler(HermesHandler):
         body = self.json_body()
         path = _optional_str(body, "path")
         if not path:
-            raise web.HTTPError(400, "%s", "path is required")
+            raise user_error(400, "Name the notebook to recover.", "path is required")
         full = _confined(self.hermes.root_dir, path)
         if not full.is_file():
             raise FileNotFoundError(f"no notebook at {path}")
         if body.get("force") is not True and await self._open_in_a_frontend(path):
-            raise web.HTTPError(
-                409, "%s", f"{path} is open with a kernel session: recover it in the browser (the JupyterLab "
-                "extension rebuilds the outputs in the open notebook, keeping unsaved edits), or pass force=true",
+            raise user_error(
+                409, "This notebook is open with a running kernel: recover it in the browser, where the open "
+                "notebook keeps its unsaved edits, or force the recovery.", f"{path}: pass force=true to recover anyway",
             )
         from ..notebook.recover import recover_notebook_file  # nbformat is only needed here
 
@@ -290,7 +321,6 @@ class NotebookRecoverHandler(HermesHandler):
             recover_notebook_file, full, self.hermes.state_dir, verdict_of=self.hermes.recovery.verdict
         )
         self.answer({"path": path, "cells_recovered": cells})
-
 
     async def _open_in_a_frontend(self, path: str) -> bool:
         """A notebook with a live kernel session is open somewhere: its unsaved edits must not be clobbered."""
@@ -304,19 +334,52 @@ def _confined(root: Path, relative: str) -> Path:
     root = root.resolve()
     full = (root / relative.lstrip("/")).resolve()
     if full != root and root not in full.parents:
-        raise web.HTTPError(400, "%s", "path escapes the server root")
+        raise user_error(400, "That path escapes the server's folder. Choose a notebook inside it.")
     if full.suffix != ".ipynb":
-        raise web.HTTPError(400, "%s", "path must name a .ipynb notebook")
+        raise user_error(400, "That path is not a notebook. Choose an .ipynb file.")
     return full
 
 
-def _int_arg(handler: HermesHandler, name: str, default: int) -> int:
-    raw = handler.get_query_argument(name, None)
-    if raw is None:
-        return default
-    if not raw.isdigit():
-        raise web.HTTPError(400, "%s", f"{name} must be a non-negative integer")
-    return int(raw)
+def _encoded_list(rows_of: Callable[[], list[dict[str, Any]]], notebook_path: str | None) -> bytes:
+    rows = rows_of()
+    if notebook_path is not None:
+        rows = [r for r in rows if r.get("notebook_path") == notebook_path]
+    return msgspec.json.encode(rows)
+
+
+class ClarifyAnswerHandler(HermesHandler):
+    """Answer a clarifying question: `{"answer": str}`; 404 if never asked, 409 if already answered or expired."""
+
+    auth_resource = "hermes:runs"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def post(self, run_id: str, clarify_id: str) -> None:
+        run_id = validate_id(run_id, "run id")
+        clarify_id = validate_id(clarify_id, "clarify id")
+        answer = _optional_str(self.json_body(), "answer", 8000)
+        if not answer or not answer.strip():
+            raise user_error(400, "Type an answer to the question, then send it.", "answer must be a non-empty string")
+        self.hermes.clarify.answer(run_id, clarify_id, answer)
+        self.answer({"run_id": run_id, "clarify_id": clarify_id, "answer": answer})
+
+
+class ModelsHandler(HermesHandler):
+    """`GET models?backend=NAME`: `{backend, default, models: [{id, label}]}` (default: the default backend)."""
+
+    auth_resource = "hermes:sessions"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self) -> None:
+        name = self.get_query_argument("backend", None) or self.hermes.default_backend
+        backend = self.hermes.manager.backends.get(name)
+        if backend is None or name not in {*self.hermes.allowed_backends, self.hermes.default_backend}:
+            raise user_error(400, "This server does not offer that kind of agent. Choose one of the listed backends.",
+                             f"backend must be one of {sorted(self.hermes.manager.backends)}")
+        self.answer(await describe_models(name, backend))
 
 
 _ID = r"(?P<{}>[^/]+)"
@@ -330,5 +393,7 @@ default_handlers = [
     (rf"runs/{_ID.format('run_id')}/bundle", RunBundleHandler),
     (rf"runs/{_ID.format('run_id')}/cancel", RunCancelHandler),
     (rf"runs/{_ID.format('run_id')}/approvals/{_ID.format('approval_id')}", ApprovalHandler),
+    (rf"runs/{_ID.format('run_id')}/clarify/{_ID.format('clarify_id')}", ClarifyAnswerHandler),
+    (r"models", ModelsHandler),
     (r"notebooks/recover", NotebookRecoverHandler),
 ]

@@ -31,6 +31,7 @@ from tornado import web
 from ..agents.approvals import ApprovalBroker
 from ..agents.sandbox import PathEscape, api_path
 from ..agents.tools import CodeRun, NotebookTools, ToolError
+from ..redact import Redactor
 
 #: Seconds an introspection request may take (it queues behind a running cell).
 INTROSPECTION_TIMEOUT_S = 10.0
@@ -72,12 +73,36 @@ def _type_name(value):
     kind = type(value)
     return kind.__qualname__ if kind.__module__ == "builtins" else kind.__module__ + "." + kind.__qualname__
 
+_ENVIRON = "the process environment (not shown: it holds the server's secrets)"
+
+def _is_module(value):
+    return isinstance(value, type(json))
+
+def _is_environment(value):
+    """os.environ, os.environb, or a mapping that is a copy of the environment (dict(os.environ))."""
+    import collections.abc as _abc, itertools as _it, os as _os
+    if value is _os.environ or isinstance(value, type(_os.environ)):
+        return True
+    if getattr(_os, "environb", None) is not None and value is _os.environb:
+        return True
+    if not isinstance(value, _abc.Mapping):  # never len() a lazy frame: it could compute a whole dataset
+        return False
+    try:
+        if not 3 <= len(value) <= 100000:
+            return False
+        env = _os.environ
+        same = sum(1 for k, v in _it.islice(value.items(), 2000)
+                   if isinstance(k, str) and isinstance(v, str) and env.get(k) == v)
+    except Exception:
+        return False
+    return same >= 3 and same * 2 >= min(len(value), 2000)
+
 def _user_names():
     hidden = ip.user_ns_hidden
     for name, value in ip.user_ns.items():
         if name.startswith("_") or (name in hidden and hidden[name] is value):
             continue
-        if type(value).__name__ == "module":
+        if _is_module(value):
             continue
         yield name, value
 
@@ -85,23 +110,40 @@ def _list(limit, preview):
     names = sorted(_user_names(), key=lambda item: item[0])
     rows = []
     for name, value in names[:limit]:
+        if _is_environment(value):
+            rows.append({"name": name, "type": _type_name(value), "preview": _ENVIRON})
+            continue
         info = {"name": name, "type": _type_name(value), "preview": _preview(value, preview)}
         _sizes(value, info)
         rows.append(info)
     return {"variables": rows, "more": max(0, len(names) - limit)}
 
+def _refusal(name, value):
+    """Why `value` (reached as `name`) is not shown, or None: modules are never traversed or shown."""
+    if _is_module(value):
+        return "%s is a module; inspect_variable shows the notebook's data, not modules" % name
+    if _is_environment(value):
+        return "%s is %s" % (name, _ENVIRON)
+    return None
+
 def _inspect_one(name, preview):
     parts = name.split(".")
-    if not all(p.isidentifier() and not p.startswith("__") for p in parts):
-        return {"error": "not a variable name: %r" % name}
+    if not all(p.isidentifier() and not p.startswith("_") for p in parts):
+        return {"error": "not a variable name (private and dunder attributes are not shown): %r" % name}
     if parts[0] not in ip.user_ns:
         return {"error": "no variable named %r in the kernel" % parts[0]}
     value = ip.user_ns[parts[0]]
-    for part in parts[1:]:
+    for index, part in enumerate(parts[1:], 1):
+        refused = _refusal(".".join(parts[:index]), value)
+        if refused:
+            return {"error": refused}
         try:
             value = getattr(value, part)
         except Exception as exc:
             return {"error": "%s has no attribute %r (%s)" % (name, part, type(exc).__name__)}
+    refused = _refusal(name, value)
+    if refused:
+        return {"error": refused}
     info = {"name": name, "type": _type_name(value), "preview": _preview(value, preview)}
     _sizes(value, info)
     if isinstance(value, dict):
@@ -179,8 +221,8 @@ class KernelAccess:
         return await self._probe(kernel_id, {"op": "list", "limit": self.list_limit, "preview": self.preview_chars})
 
     async def inspect_variable(self, kernel_id: str, name: str) -> dict[str, Any]:
-        if not name or len(name) > 200 or not all(p.isidentifier() for p in name.split(".")):
-            raise ToolError(f"{name!r} is not a variable name.")
+        if not name or len(name) > 200 or not all(p.isidentifier() and not p.startswith("_") for p in name.split(".")):
+            raise ToolError(f"{name!r} is not a variable name (private and dunder attributes are not shown).")
         info = await self._probe(kernel_id, {"op": "inspect", "name": name, "preview": self.inspect_preview_chars})
         if "error" in info:
             raise ToolError(str(info["error"]))
@@ -386,9 +428,12 @@ class ServerNotebookAccess:
         return await self.kernels.run_code(kernel_id, code, timeout_s)
 
 
-def make_tools_factory(serverapp: Any, broker: ApprovalBroker, parent: Any = None) -> NotebookTools:
+def make_tools_factory(
+    serverapp: Any, broker: ApprovalBroker, parent: Any = None, redactor: Redactor | None = None,
+) -> NotebookTools:
     """The notebook tools over this server's contents and kernel managers (a `ToolsFactory`)."""
     contents = ContentsNotebooks(serverapp.contents_manager, getattr(serverapp.contents_manager, "root_dir", None)
                                  or serverapp.root_dir)
     kernels = KernelAccess(serverapp.kernel_manager.get_kernel)
-    return NotebookTools(access=ServerNotebookAccess(contents, kernels), broker=broker, parent=parent)
+    access = ServerNotebookAccess(contents, kernels)
+    return NotebookTools(access=access, broker=broker, parent=parent, redactor=redactor)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..agents.approvals import ApprovalBroker
+from ..agents.clarify import ClarifyBroker
 from ..journal import Journals
 from ..liveness import LiveRuns
 from ..recovery import Recovery
@@ -23,6 +24,7 @@ class HermesServices:
     manager: RunManager
     root_dir: Path
     approvals: ApprovalBroker
+    clarify: ClarifyBroker = field(default_factory=ClarifyBroker)
     allowed_backends: list[str] = field(default_factory=list)
     default_backend: str = "demo"
     max_body_bytes: int = 1 << 20

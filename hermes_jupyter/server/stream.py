@@ -1,11 +1,17 @@
 """WebSocket run stream: one journal row per message from a cursor, live until the terminal row.
 
 The handler only connects a socket to a run observer (runs/fanout.py) and
-forwards; cursors, backfill and ordering live there. After the last journal
-line it sends one settled message (`{"settled": true, ...}`, docs/api.md): the
-transcript and cell bundle as the server settled them. Writes are awaited, so a
-slow client only slows itself. When idle it sends `{"type": "heartbeat"}`
-(more often than the 30 s after which proxies drop idle connections).
+forwards; cursors, backfill and ordering live there. A batch of rows goes out as
+the journal's own lines, framed together in one socket write (`frames.py`), with
+no JSON work per message. The pump waits for a write only when the socket did
+not take it at once, so a slow client only slows itself and a fast one costs no
+extra loop turn per row. After the last journal line it sends one settled message
+(`{"settled": true, ...}`, docs/api.md): the transcript and cell bundle as the
+server settled them. When idle it sends `{"type": "heartbeat"}` (more often
+than the 30 s after which proxies drop idle connections).
+A run that ended without a terminal row (a crash, a full disk) is marked so in that
+last message: `"type": "closed", "terminal": false` and a plain `message` saying why;
+if not even a verdict can be read, that closed message alone ends the stream.
 """
 
 from __future__ import annotations
@@ -17,18 +23,30 @@ from typing import Any
 import msgspec
 from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import ws_authenticated
-from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web
+from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from ..ids import InvalidId, validate_id
+from ..journal import Appended
+from ..runs.diskfull import DISK_FULL, DISK_FULL_MESSAGE
 from ..runs.fanout import Heartbeat, Observer
 from ..runs.status import UnknownRun
+from .errors import PlainValueError, mapped
+from .frames import raw_stream, text_frames
+from .inputs import parse_count
+from .kernel_token import KernelTokenAuth
 from .services import HermesServices
 
+#: The last message of a stream whose run has no terminal row, by why it has none.
+UNFINISHED = {
+    DISK_FULL: DISK_FULL_MESSAGE,
+    None: "The run stopped before it finished. Reload the session to see what was recovered.",
+}
 
-class RunStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
+
+class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
     auth_resource = "hermes:runs"
     observer: Observer | None = None
     pump: asyncio.Task[None] | None = None
@@ -45,18 +63,16 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         authorized = await ensure_async(self.authorizer.is_authorized(self, self.current_user, "read", "hermes:runs"))
         if not authorized:
             raise web.HTTPError(403)
-        raw = self.get_query_argument("after_seq", "0")
-        if not raw.isdigit():
-            raise web.HTTPError(400, "after_seq must be a non-negative integer")
         try:
+            wanted = parse_count(self.get_query_argument("after_seq", None), "after_seq", 0)
             run_id = validate_id(run_id, "run id")
             status = self.hermes.manager.run_status(run_id)
-            after_seq = int(raw) if int(raw) <= status["last_seq"] else 0  # a cursor ahead of the run replays all
+            after_seq = wanted if wanted <= status["last_seq"] else 0  # a cursor ahead of the run replays all
             self.observer = self.hermes.manager.attach(run_id, after_seq)
-        except InvalidId as exc:
-            raise web.HTTPError(400, "%s", str(exc)) from exc
-        except UnknownRun as exc:
-            raise web.HTTPError(404, "unknown run %s", run_id) from exc
+        except (InvalidId, PlainValueError, UnknownRun) as exc:
+            error = mapped(exc)
+            assert error is not None
+            raise error from exc
 
     @ws_authenticated
     async def get(self, run_id: str) -> None:
@@ -75,24 +91,47 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
                 if isinstance(batch, Heartbeat):
                     await self.write_message(json.dumps({"type": "heartbeat", "last_seq": batch.last_seq}))
                     continue
-                last: Any = None
-                for appended in batch:
-                    last = self.write_message(appended.line.rstrip(b"\n").decode())
-                await last
+                pending = self._send_rows(batch)
+                if pending is not None and not pending.done():
+                    await pending  # the socket is full: wait for this client, and only for it
             await self._send_settled()
             self.close(1000, "run ended")
         except WebSocketClosedError:
             pass
 
+    def _send_rows(self, batch: list[Appended]) -> Any:
+        """Write a batch of rows, one text message each; returns the write's future."""
+        connection = self.ws_connection
+        if connection is None or connection.is_closing():
+            raise WebSocketClosedError()
+        stream = raw_stream(connection)
+        if stream is None:  # compression or an unusual protocol: tornado frames each message
+            last: Any = None
+            for appended in batch:
+                last = self.write_message(appended.line[:-1])
+            return last
+        try:
+            return stream.write(text_frames(a.line for a in batch))
+        except StreamClosedError:
+            raise WebSocketClosedError() from None
+
     async def _send_settled(self) -> None:
-        """The last message: the settled transcript and bundle, the server's verdict (docs/api.md)."""
+        """The last message: the settled transcript and bundle, the server's verdict (docs/api.md).
+
+        A run without a terminal row also gets the closed fields saying why (a full disk, a crash).
+        """
         assert self.observer is not None
         manager = self.hermes.manager
+        message: dict[str, Any] = {}
         try:
             message = await manager.offload(manager.settled_message, self.observer.run_id)
         except Exception:  # the journal vanished (session deleted): the socket still closes cleanly
             self.log.exception("no settled message for run %s", self.observer.run_id)
-            return
+            if self.observer.finished:
+                return
+        if not self.observer.finished:
+            failure = self.observer.channel.failure if self.observer.channel is not None else None
+            message.update(type="closed", terminal=False, reason=failure, message=UNFINISHED.get(failure, UNFINISHED[None]))
         await self.write_message(msgspec.json.encode(message).decode())
 
     def on_message(self, message: str | bytes) -> None:

@@ -156,9 +156,12 @@ def rows_json(rows: list[Row]) -> list[dict[str, Any]]:
     return msgspec.to_builtins(rows)  # type: ignore[no-any-return]
 
 
+_SHORT_KINDS: Final = {"assistant": "a", "reasoning": "r"}
+
+
 def row_id(run_id: str, kind: str, key: str | int | None = None) -> str:
     """`<run>:<kind>[:<key>]`, with the short kinds the schema uses for text segments."""
-    short = {"assistant": "a", "reasoning": "r"}.get(kind, kind)
+    short = _SHORT_KINDS.get(kind, kind)
     return f"{run_id}:{short}" if key is None else f"{run_id}:{short}:{key}"
 
 

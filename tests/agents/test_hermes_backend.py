@@ -23,26 +23,13 @@ from hermes_jupyter.agents.base import TurnRequest, TurnResult
 from hermes_jupyter.agents.hermes import ApprovalRequest, HermesAgent, scrubbed_env
 from hermes_jupyter.agents.hermes.process import RUNNER
 from hermes_jupyter.agents.hermes.protocol import TurnTranslator, plan_entries
-from tests.agents.hermes_fixtures import (
-    HermesInstallError,
-    ensure_hermes_agent,
-    install_failed_loudly,
-    write_hermes_home,
-)
+from tests.agents.hermes_fixtures import write_hermes_home
 from tests.fakes.openai_stub_server import STUB_MODEL, OpenAIStubServer
 from tests.fakes.recording_sink import RecordingSink
 
 SCRIPTED_RUNNER = Path(__file__).parent / "hermes_fixtures" / "scripted_runner.py"
 TODO_PROMPT = 'use the todo tool with {"todos": [{"id": "1", "content": "Write tests", "status": "in_progress"}]}'
 Factory = Callable[..., HermesAgent]
-
-
-@pytest.fixture(scope="session")
-def hermes_python() -> Path:
-    try:
-        return ensure_hermes_agent()
-    except HermesInstallError as error:
-        pytest.skip(install_failed_loudly(error))
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +109,8 @@ def test_tool_call_is_paired_by_id_and_todo_becomes_a_plan(hermes_agent: Factory
         assert start["name"] == done["name"] == "todo"
         assert start["args"]["todos"][0]["content"] == "Write tests"
         assert done["is_error"] is False and done["duration"] >= 0 and "Write tests" in done["preview"]
-        assert sink.payloads("plan") == [{"entries": [{"content": "Write tests", "status": "in_progress"}]}]
+        assert sink.payloads("plan") == [{"items": [{"text": "Write tests", "status": "in_progress"}],
+                                          "entries": [{"content": "Write tests", "status": "in_progress"}]}]
         assert result.final_text.startswith("Let me check.\n\nTool result:")
         assert [m["role"] for m in result.context] == ["assistant", "tool", "assistant"]
         assert result.context[0]["tool_calls"][0]["id"] == "call_stub_0"
@@ -142,12 +130,12 @@ def test_dangerous_command_asks_for_approval_denied_without_a_handler(hermes_age
         return "allow_once"
 
     async def scenario() -> None:
-        agent = hermes_agent(toolsets=["terminal"])
+        agent = hermes_agent(toolsets=["terminal"], cwd=str(tmp_path))  # in the sandbox it writes only there
         try:
             denied, sink = await _turn(agent, prompt, "run-deny")
             pending, resolved = sink.payloads("approval")
             assert pending["status"] == "pending" and str(victim) in pending["command"]
-            assert pending["options"] == ["allow_once", "deny"]
+            assert pending["choices"] == ["allow_once", "allow_session", "allow_always", "deny"]
             assert resolved == {"approval_id": pending["approval_id"], "status": "resolved",
                                 "choice": "deny", "reason": "no approval handler"}
             assert sink.payloads("tool_complete")[0]["is_error"] is True
@@ -204,7 +192,7 @@ def test_killed_agent_process_fails_the_turn_then_respawns(hermes_agent: Factory
             os.kill(doomed_pid, signal.SIGKILL)
             crashed = await asyncio.wait_for(running, 30)
             assert crashed.outcome == "crashed" and crashed.error.kind == "agent_crashed"
-            assert crashed.error is not None and "signal 9" in crashed.error.message
+            assert crashed.error is not None and "signal 9" in (crashed.error.detail or "")
             assert crashed.final_text.startswith("1 2 3")
             assert crashed.backend_session_id
 
@@ -230,19 +218,22 @@ def test_compression_split_replaces_the_context_and_rotates_the_session_id(herme
     history = [{"role": role, "content": f"{role} {i} {words}"}
                for i in range(12) for role in ("user", "assistant")]
 
-    async def scenario() -> tuple[TurnResult, TurnResult]:
+    async def scenario() -> tuple[TurnResult, TurnResult, RecordingSink]:
         agent = HermesAgent(command=[str(hermes_python), str(RUNNER)], env={"HERMES_HOME": str(home)},
                             toolsets=["todo"])
         try:
             first, _ = await _turn(agent, "count to 2", "run-small")
-            big, _ = await _turn(agent, "count to 3", "run-big", history=history,
-                                 backend_session_id=first.backend_session_id)
-            return first, big
+            big, sink = await _turn(agent, "count to 3", "run-big", history=history,
+                                    backend_session_id=first.backend_session_id)
+            return first, big, sink
         finally:
             await agent.aclose()
 
-    first, big = asyncio.run(scenario())
+    first, big, sink = asyncio.run(scenario())
     assert big.final_text == "1 2 3" and big.outcome != "errored"
+    (compaction,) = sink.payloads("compaction")
+    assert (compaction["messages_before"], compaction["messages_after"]) == (len(history) + 1, len(big.context))
+    assert compaction["text"].startswith("The conversation was compacted")
     assert big.replace_context and len(big.context) < len(history)
     assert big.context[-1] == {**big.context[-1], "role": "assistant", "content": "1 2 3"}
     assert big.backend_session_id and big.backend_session_id != first.backend_session_id
@@ -286,12 +277,28 @@ def test_silent_turn_fails_after_the_idle_timeout() -> None:
     assert result.backend_session_id == "scripted-session"
 
 
+def test_a_crash_quotes_only_the_stderr_of_its_own_turn() -> None:
+    async def scenario() -> TurnResult:
+        agent = _scripted_agent()
+        try:
+            await _turn(agent, "warn Traceback of an earlier turn in another session", "run-old")
+            crashed, _ = await _turn(agent, "die", "run-crash")
+            return crashed
+        finally:
+            await agent.aclose()
+
+    crashed = asyncio.run(scenario())
+    assert crashed.outcome == "crashed" and crashed.error is not None and crashed.error.detail
+    assert "dying during this turn" in crashed.error.detail and "earlier turn" not in crashed.error.detail
+    assert "stopped unexpectedly" in crashed.error.message
+
+
 def test_repeated_crashes_back_off_before_the_respawn() -> None:
     async def scenario() -> None:
         agent = _scripted_agent(respawn_backoff=0.5)
         try:
             first, _ = await _turn(agent, "die", "run-1")
-            assert first.outcome == "crashed" and first.error is not None and "code 7" in first.error.message
+            assert first.outcome == "crashed" and first.error is not None and "code 7" in (first.error.detail or "")
             started = time.monotonic()
             await _turn(agent, "die", "run-2")  # the first respawn is immediate
             assert time.monotonic() - started < 0.5
@@ -384,7 +391,7 @@ def test_missing_install_fails_the_turn_as_unavailable(tmp_path: Path) -> None:
     no_hermes = asyncio.run(scenario([sys.executable, str(RUNNER)]))  # our venv has no hermes-agent
     for result in (no_python, no_hermes):
         assert result.outcome == "errored" and result.error.kind == "agent_unavailable"
-    assert no_hermes.error is not None and "cannot import hermes-agent" in no_hermes.error.message
+    assert no_hermes.error is not None and "cannot import hermes-agent" in (no_hermes.error.detail or "")
 
 
 def test_translator_closes_tools_left_open_by_a_dead_process() -> None:
@@ -394,8 +401,8 @@ def test_translator_closes_tools_left_open_by_a_dead_process() -> None:
     translator.feed({"ev": "delta", "text": "Working"})
     translator.feed({"ev": "progress", "event": "tool.started", "name": "terminal", "preview": "make"})
     translator.feed({"ev": "tool_start", "tid": "call_1", "name": "terminal", "args": {"command": "make"}})
-    result = translator.cut_short(error="the Hermes Agent process was killed by signal 9",
-                                  error_type="agent_crashed", interrupted=False)
+    result = translator.cut_short(kind="agent_crashed", detail="the Hermes Agent process was killed by signal 9",
+                                  interrupted=False)
     assert sink.names() == ["token", "tool", "tool_complete"]
     assert sink.payloads("tool")[0]["preview"] == "make"
     assert sink.payloads("tool_complete")[0]["tid"] == "call_1"

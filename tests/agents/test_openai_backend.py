@@ -13,6 +13,7 @@ from typing import Any, Iterator
 import pytest
 
 from hermes_jupyter.agents.base import AgentBackend, TurnRequest, TurnResult
+from hermes_jupyter.agents.errors import ERRORS
 from hermes_jupyter.agents.openai import OpenAIAgent
 from hermes_jupyter.agents.tools_registry import ToolRegistry
 from tests.fakes.openai_stub_server import OpenAIStubServer, choose_reply
@@ -237,21 +238,25 @@ def test_cancelling_run_turn_itself_propagates(stub: OpenAIStubServer) -> None:
 
 @pytest.mark.parametrize(
     ("status", "error_type"),
-    [(500, "http_error"), (401, "auth"), (429, "rate_limit"), (404, "model_not_found")],
+    [(500, "provider_error"), (401, "authentication"), (429, "rate_limit"), (404, "model_not_found")],
 )
-def test_http_error_fails_the_turn_with_a_type(stub: OpenAIStubServer, status: int, error_type: str) -> None:
-    result = _turn(_agent(stub), f"error {status}", RecordingSink())
+def test_http_error_fails_the_turn_with_a_kind_plain_words_and_the_status_in_detail(
+    stub: OpenAIStubServer, status: int, error_type: str
+) -> None:
+    result = _turn(_agent(stub, max_retries=0), f"error {status}", RecordingSink())
 
-    assert result.outcome == "errored" and result.error.kind == error_type
-    assert result.error is not None and f"HTTP {status}" in result.error.message and "Stub error" in result.error.message
+    assert result.outcome == "errored" and result.error is not None and result.error.kind == error_type
+    assert result.error.message == ERRORS[error_type].message and "HTTP" not in result.error.message
+    assert result.error.detail is not None and f"HTTP {status}" in result.error.detail
+    assert "Stub error" in result.error.detail
 
 
 def test_wrong_api_key_is_an_auth_failure() -> None:
     with OpenAIStubServer(api_key="right") as stub:
         result = _turn(_agent(stub, api_key="wrong"), "hello", RecordingSink())
 
-    assert result.outcome == "errored" and result.error.kind == "auth"
-    assert result.error is not None and "OPENAI_API_KEY" in result.error.message
+    assert result.outcome == "errored" and result.error is not None and result.error.kind == "authentication"
+    assert "key" in result.error.message
 
 
 def test_connection_refused_fails_the_turn() -> None:
@@ -261,14 +266,14 @@ def test_connection_refused_fails_the_turn() -> None:
     agent = OpenAIAgent(base_url=f"http://127.0.0.1:{port}/v1", model="m")
     result = _turn(agent, "hello", RecordingSink())
 
-    assert result.outcome == "errored" and result.error.kind == "connection"
-    assert result.error is not None and f"127.0.0.1:{port}" in result.error.message
+    assert result.outcome == "errored" and result.error is not None and result.error.kind == "provider_unreachable"
+    assert result.error.detail is not None and f"127.0.0.1:{port}" in result.error.detail
 
 
 def test_stream_cut_short_fails_with_the_partial_text(stub: OpenAIStubServer) -> None:
     result = _turn(_agent(stub), "count to 10 and drop after 3", RecordingSink())
 
-    assert result.outcome == "errored" and result.error.kind == "connection"
+    assert result.outcome == "errored" and result.error is not None and result.error.kind == "stream_cut"
     assert result.final_text == "1 2 3"
 
 

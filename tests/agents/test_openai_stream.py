@@ -81,11 +81,11 @@ def test_error_object_mid_stream_is_a_failure() -> None:
 @pytest.mark.parametrize(
     ("status", "body", "error_type"),
     [
-        (400, b'{"error": {"message": "This model\'s maximum context length is 8192 tokens"}}', "context_length"),
+        (400, b'{"error": {"message": "This model\'s maximum context length is 8192 tokens"}}', "context_too_long"),
         (404, b'{"error": {"message": "The model `nope` does not exist"}}', "model_not_found"),
-        (404, b"404 page not found", "http_error"),
-        (403, b"", "auth"),
-        (502, b"<html>Bad Gateway</html>", "http_error"),
+        (404, b"404 page not found", "bad_response"),
+        (403, b"", "authentication"),
+        (502, b"<html>Bad Gateway</html>", "provider_error"),
     ],
 )
 def test_http_errors_are_classified(status: int, body: bytes, error_type: str) -> None:

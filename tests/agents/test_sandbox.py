@@ -123,3 +123,34 @@ def test_api_paths_are_relative_and_slash_separated(tree: tuple[Path, Path]) -> 
         api_path(root, "/notes/a.ipynb")  # absolute means the filesystem, not the contents root
     with pytest.raises(PathEscape):
         api_path(root, "escape-dir/secret.ipynb")
+
+
+# ---- values that carry secrets, Jupyter's runtime dir and cookie ------------------------------
+
+
+def test_the_runtime_dir_and_the_jupyter_cookie_never_pass() -> None:
+    environ = {"PATH": "/bin", "JUPYTER_RUNTIME_DIR": "/run/jupyter", "JPY_COOKIE": "username-abc=2|1:0|x",
+               "SESSION_COOKIE": "c"}
+    assert scrubbed_env(environ, allow=["JPY_*", "JUPYTER_*", "*_COOKIE"]) == {"PATH": "/bin", "SESSION_COOKIE": "c"}
+    assert scrubbed_env(environ) == {"PATH": "/bin"}
+
+
+@pytest.mark.parametrize("value", [
+    "postgres://app:hunter2@db.internal:5432/prod",
+    "http://proxyuser:s3cret@proxy:3128",
+    "http://127.0.0.1:8888/lab?token=0a1b2c3d4e5f6071",
+    "sk-live-4f9c2e7a1b3d5f6e8a0c9d8e",
+    "Bearer abcdefghijklmnop",
+])
+def test_a_value_that_carries_a_secret_is_dropped_whatever_its_name(value: str) -> None:
+    env = scrubbed_env({"PATH": "/bin", "DATABASE_URL": value, "HTTPS_PROXY": value})
+    assert env == {"PATH": "/bin"}
+    assert scrubbed_env({"DATABASE_URL": value}, allow=["DATABASE_URL"]) == {"DATABASE_URL": value}
+
+
+@pytest.mark.parametrize("value", [
+    "https://pypi.org/simple", "http://proxy:3128", "/usr/local/bin:/opt/auth:/usr/bin", "user@example.org",
+    "en_US.UTF-8",
+])
+def test_plain_values_pass(value: str) -> None:
+    assert scrubbed_env({"SOME_URL": value}) == {"SOME_URL": value}

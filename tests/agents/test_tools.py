@@ -31,6 +31,7 @@ from hermes_jupyter.agents.tools import (
     format_notebook,
 )
 from hermes_jupyter.agents.tools_registry import ToolRegistry
+from hermes_jupyter.redact import Redactor
 from hermes_jupyter.server.notebook_access import (
     ContentsNotebooks,
     KernelAccess,
@@ -349,3 +350,87 @@ async def _count_history(kc: Any) -> int:
         reply = await kc.get_shell_msg(timeout=10)
         if reply["parent_header"].get("msg_id") == msg_id:
             return int(reply["content"]["user_expressions"]["n"]["data"]["text/plain"])
+
+
+# ---- nothing secret reaches the model -------------------------------------------------------
+
+PLANTED_KEY = "sk-live-" + "4f9c2e7a1b3d5f6e8a0c"
+PLANTED_PASSWORD = "correct-horse-battery"
+PLANTED_ENV = "planted-env-value-7731"
+#: Shaped like a default Jupyter token (48 hex digits): only known-value redaction can catch it.
+PLANTED_SERVER_TOKEN = "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6071"
+PLANTED = (PLANTED_KEY, PLANTED_PASSWORD, PLANTED_ENV, PLANTED_SERVER_TOKEN)
+SECRETS_SETUP = f"""
+import os, types
+os.environ['PLANTED_SERVICE_TOKEN'] = {PLANTED_ENV!r}
+api_token = {PLANTED_KEY!r}
+db_password = {PLANTED_PASSWORD!r}
+jupyter_url = 'http://127.0.0.1:8888/?token={PLANTED_SERVER_TOKEN}'
+env_ref = os.environ
+env_copy = dict(os.environ)
+holder = types.SimpleNamespace(os=os, label='plain')
+"""
+
+
+@pytest.fixture
+def secret_tools(root: Path, kernel: AsyncKernelManager, monkeypatch: pytest.MonkeyPatch) -> NotebookTools:
+    """Tools whose redactor is built as the server builds it: from its environment plus its token."""
+    monkeypatch.setenv("PLANTED_SERVICE_TOKEN", PLANTED_ENV)
+    redactor = Redactor.from_environ(extra=[PLANTED_SERVER_TOKEN])
+    return _tools(root, {"k1": kernel}, approval_timeout=10, run_timeout=20, redactor=redactor)
+
+
+def _assert_clean(text: str) -> None:
+    leaked = [secret for secret in PLANTED if secret in text]
+    assert not leaked, f"{leaked} reached the model in:\n{text}"
+
+
+async def test_planted_secrets_never_reach_the_model_from_any_notebook_tool(secret_tools: NotebookTools,
+                                                                           root: Path) -> None:
+    ran, is_error, _ = await _run(secret_tools, SECRETS_SETUP + "print(api_token, 'password=' + db_password, "
+                                  "os.environ['PLANTED_SERVICE_TOKEN'], jupyter_url)", "allow_once", "run-plant")
+    assert not is_error and ran.startswith("The code ran.\n[stdout] [redacted]")
+    _assert_clean(ran)
+    registry = _registry(secret_tools, RecordingSink(), kernel_id="k1")
+
+    listing, _ = await registry.call("list_variables", {})
+    _assert_clean(listing)
+    rows = {line.split(":")[0]: line for line in listing.splitlines()}
+    assert rows["api_token"].endswith("= [redacted]") and rows["db_password"].endswith("= [redacted]")
+    assert "process environment" in rows["env_ref"] and "process environment" in rows["env_copy"]
+    assert "holder" in rows and "label='plain'" in rows["holder"]
+
+    for name in ("api_token", "db_password", "jupyter_url", "holder"):
+        shown, is_error = await registry.call("inspect_variable", {"name": name})
+        assert not is_error, shown
+        _assert_clean(shown)
+
+    notebook = new_notebook(cells=[new_code_cell("print(secrets)", outputs=[new_output(
+        "stream", name="stdout", text=f"{PLANTED_KEY} {PLANTED_ENV}\n{{'password': '{PLANTED_PASSWORD}'}}\n"
+        f"{PLANTED_SERVER_TOKEN}\n")])])
+    write_notebook(notebook, root / "work" / "leaky.ipynb")
+    read, is_error = await registry.call("read_notebook", {"path": "work/leaky.ipynb"})
+    assert not is_error and "[stdout] [redacted]" in read
+    _assert_clean(read)
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    ("os", "is a module"),
+    ("os.environ", "is a module"),
+    ("holder.os", "is a module"),
+    ("holder.os.environ", "holder.os is a module"),
+    ("env_ref", "process environment"),
+    ("env_copy", "process environment"),
+    ("env_ref.copy", "process environment"),
+    ("os._Environ", "not a variable name"),
+    ("env_ref._data", "not a variable name"),
+])
+async def test_inspect_variable_never_traverses_modules_or_shows_the_environment(
+    secret_tools: NotebookTools, name: str, why: str,
+) -> None:
+    await _run(secret_tools, SECRETS_SETUP, "allow_once", f"run-env-{name}")
+    text, is_error = await _registry(secret_tools, RecordingSink(), kernel_id="k1").call(
+        "inspect_variable", {"name": name})
+    assert is_error and why in text, text
+    _assert_clean(text)
+    assert "PATH" not in text

@@ -88,6 +88,7 @@ def lab_server_args(root: Path) -> list[str]:
     (extensions / "hermes-jupyter").symlink_to(REPO / "hermes_jupyter" / "labextension", target_is_directory=True)
     return [
         f"--LabApp.extra_labextensions_path={extensions}",
+        f"--JupyterNotebookApp.extra_labextensions_path={extensions}",  # Notebook 7's pages, where installed
         "--LabApp.expose_app_in_browser=True",
         f"--LabApp.app_settings_dir={settings}",
         f"--LabApp.user_settings_dir={root / 'lab-user-settings'}",

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from hermes_jupyter.journal.files import open_stream
+
 from ..server_process import JupyterServerProcess
 
 EXPECTED = " ".join(str(i) for i in range(1, 100001))
@@ -69,8 +71,8 @@ async def test_sigterm_drains_and_settles_with_server_shutdown(server: JupyterSe
     seen = await _stream_some(server, run_id, 20)
     code = await asyncio.to_thread(server.signal, sig)
     assert code == 0, server.log_path.read_text()[-2000:]
-    journal = server.state_dir / "runs" / sid / f"{run_id}.jsonl"
-    assert '"terminal":true' in journal.read_text().splitlines()[-1]
+    with open_stream(server.state_dir / "runs" / sid / f"{run_id}.jsonl") as journal:  # sealed or not
+        assert b'"terminal":true' in journal.read().splitlines()[-1]
     server.start()
     _assert_recovered(server, sid, run_id, seen, "server_shutdown")
     assert server.get(f"runs/{run_id}").json()["status"] == "interrupted"

@@ -18,7 +18,9 @@ ADMIN_BACKENDS = ["demo", "hermes"]
 ADMIN_CONFIG = {
     "HermesJupyter": {"backend": "demo", "allowed_backends": ADMIN_BACKENDS},
     "DemoAgent": {"token_delay": TOKEN_DELAY_S},
-    "HermesAgent": {"command": [sys.executable, str(ENV_REPORT_RUNNER)], "startup_timeout": 30},
+    # The report runner reads its parent's /proc to learn the secrets it must not inherit; the sandbox
+    # would hide that parent (tests/agents/test_agent_reach.py covers the sandbox), so it is off here.
+    "HermesAgent": {"command": [sys.executable, str(ENV_REPORT_RUNNER)], "startup_timeout": 30, "sandbox": "off"},
 }
 # alice's own ~/.jupyter config sets what the admin left open and tries, in vain, to widen what the
 # admin closed. Her heartbeat and drain fit inside the proxy's idle timeout and the grace period of

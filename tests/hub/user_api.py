@@ -82,7 +82,7 @@ class UserApi:
                     data = json.loads(message)
                     if data.get("type") == "heartbeat":
                         read.heartbeats += 1
-                    else:
+                    elif "event_id" in data:  # a journal line (the settled message that ends the stream has none)
                         read.rows.append(data)
         finally:
             ws.close()

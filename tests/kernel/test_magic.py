@@ -151,3 +151,15 @@ def test_shutdown_watch_wraps_the_control_handler_once() -> None:
     assert event.is_set() and kernel.shutdowns == 1
     assert not watch_shutdown(object()).is_set()
     assert isinstance(watch_shutdown(None), threading.Event)
+
+
+def test_sessions_started_with_new_are_titled_by_their_prompts(shell: InteractiveShell, server: ServerProcess) -> None:
+    # Run All over three `%%hermes --new` cells: three sessions of one notebook, told apart by title.
+    prompts = ["count to 2", "use a tool", "hello"]
+    sids = []
+    for prompt in prompts:
+        shell.run_cell_magic("hermes", "--new", prompt)
+        sids.append(magics(shell).session_id)
+    rows = {s["session_id"]: s for s in server.api("GET", "sessions")}
+    assert [rows[sid]["title"] for sid in sids] == prompts
+    assert {rows[sid]["subtitle"] for sid in sids} == {rows[sids[0]]["notebook_path"]}

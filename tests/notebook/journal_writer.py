@@ -28,6 +28,13 @@ def tool_events() -> list[Event]:
     ]
 
 
+def huge_answer_events(total_bytes: int = 2_500_000) -> list[Event]:
+    """An answer of about `total_bytes` in 50 kB tokens, each of many lines: more than a cell may hold."""
+    line = "lorem ipsum " * 8
+    token = "".join(f"line {i} {line}\n" for i in range(500))
+    return [("token", {"text": token}) for _ in range(max(1, total_bytes // len(token)))]
+
+
 DONE: Event = ("done", {})
 CANCEL: Event = ("cancel", {"message": "Cancelled by user"})
 KERNEL_RESTART: Event = ("apperror", {"type": "interrupted", "cause": "kernel_restart", "message": "The run was interrupted (kernel_restart)."})

@@ -7,7 +7,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from ..server_process import JupyterServerProcess
+from ..server_process import TOKEN, JupyterServerProcess
 
 ServerProcess = JupyterServerProcess
 
@@ -15,8 +15,14 @@ ServerProcess = JupyterServerProcess
 def start_server(
     base: Path, *, token_delay: float = 0.01, extra_args: tuple[str, ...] = (), timeout_s: float = 60.0
 ) -> JupyterServerProcess:
-    """Start `jupyter server` with hermes_jupyter and the demo agent; return once its API answers."""
-    return JupyterServerProcess(base, token_delay=token_delay, extra_args=list(extra_args)).start(timeout_s)
+    """Start `jupyter server` with hermes_jupyter and the demo agent; return once its API answers.
+
+    Its token is also in its environment (`JUPYTER_TOKEN`, as many users set it): the kernels it
+    starts must not inherit it.
+    """
+    server = JupyterServerProcess(base, token_delay=token_delay, extra_args=list(extra_args),
+                                  env={"JUPYTER_TOKEN": TOKEN})
+    return server.start(timeout_s)
 
 
 def server_fixture(token_delay: float, scope: str = "module") -> Any:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from hermes_jupyter import markers
 from hermes_jupyter.notebook.outputs import (
+    OUTPUT_MAX_BYTES,
     RUN_MIME,
+    SHORTENED_NOTE,
     WIDGET_MIME,
     RunOutput,
     bundle_for,
@@ -19,7 +21,7 @@ from hermes_jupyter.notebook.outputs import (
 from hermes_jupyter.transcript.rows import ToolRow
 
 from ..hermes_fixtures import Core
-from .journal_writer import CANCEL, DONE, ERROR, KERNEL_RESTART, count_events, tool_events, write_run
+from .journal_writer import CANCEL, DONE, ERROR, KERNEL_RESTART, count_events, huge_answer_events, tool_events, write_run
 
 
 def _rows(core: Core, events: list, sid: str = "s1", run_id: str = "r1") -> list:
@@ -161,3 +163,31 @@ def test_pending_approval_reaches_the_widget_with_its_id(hermes_core: Core) -> N
     snap = fold_rows(_rows(hermes_core, answered, run_id="r2"), "s1", "r2")
     [tool] = view_state(snap)["segments"][0]["tools"]
     assert tool["status"] == "error"
+
+
+def test_huge_answer_keeps_its_head_and_says_it_was_shortened(hermes_core: Core) -> None:
+    bundle = final_bundle(fold_rows(_rows(hermes_core, huge_answer_events() + [DONE]), "s1", "r1"))
+    for mime in ("text/markdown", "text/plain"):
+        text = bundle[mime]
+        assert len(text.encode()) <= OUTPUT_MAX_BYTES
+        assert text.startswith("line 0 lorem ipsum")
+        assert SHORTENED_NOTE in text
+        assert "completed" in text.rsplit(SHORTENED_NOTE, 1)[1]  # the status line still closes the cell
+    assert bundle[RUN_MIME]["status"] == "completed"
+
+
+def test_a_cut_inside_a_code_block_or_reasoning_is_closed_before_the_note(hermes_core: Core) -> None:
+    code = [("token", {"text": "Here is the file:\n\n```python\n"})] + huge_answer_events()
+    md = render_markdown(fold_rows(_rows(hermes_core, code + [DONE]), "s1", "r1"))
+    assert len(md.encode()) <= OUTPUT_MAX_BYTES
+    assert md.rsplit(SHORTENED_NOTE, 1)[0].rstrip().endswith("\n```\n\n*")
+
+    thinking = [("reasoning", {"text": e[1]["text"]}) for e in huge_answer_events()]
+    md = render_markdown(fold_rows(_rows(hermes_core, thinking + [DONE], run_id="r2"), "s1", "r2"))
+    assert len(md.encode()) <= OUTPUT_MAX_BYTES
+    assert md.rsplit(SHORTENED_NOTE, 1)[0].rstrip().endswith("</details>\n\n*")
+
+
+def test_ordinary_answer_is_not_shortened(hermes_core: Core) -> None:
+    bundle = final_bundle(fold_rows(_rows(hermes_core, tool_events() + [DONE]), "s1", "r1"))
+    assert SHORTENED_NOTE not in bundle["text/markdown"] and SHORTENED_NOTE not in bundle["text/plain"]

@@ -9,10 +9,13 @@ bounded whatever the token rate.
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import httpx
 import nbformat
 import pytest
 
@@ -51,7 +54,7 @@ def test_count_to_50_completes_with_static_bundle(slow_server: ServerProcess, tm
     assert data["text/markdown"].startswith(count_text(50) + "\n")
     assert data["text/plain"].startswith(count_text(50))
     ref = data[RUN_MIME]
-    assert ref["status"] == "completed" and ref["seq"] == 51
+    assert ref["status"] == "completed" and ref["seq"] == 52  # 50 tokens, usage, done
     assert slow_server.api("GET", f"runs/{ref['run_id']}")["status"] == "completed"
 
 
@@ -96,11 +99,16 @@ def test_kernel_restart_mid_run_then_recover(slow_server: ServerProcess) -> None
     assert WIDGET_MIME not in data
 
 
-def test_kernel_interrupt_cancels_the_run(slow_server: ServerProcess) -> None:
+def test_kernel_interrupt_cancels_the_run_without_a_traceback(slow_server: ServerProcess) -> None:
+    """■ mid-run: the run is cancelled on the server; the cell keeps the partial text and the cancel note only."""
     nb = hermes_notebook("count to 2000")
+    replies: dict[int, dict[str, Any]] = {}
+
+    def on_cell_executed(cell: Any, cell_index: int, execute_reply: dict[str, Any]) -> None:
+        replies[cell_index] = execute_reply["content"]
 
     async def run() -> str:
-        async with own_kernel(nb, slow_server) as client:
+        async with own_kernel(nb, slow_server, on_cell_executed=on_cell_executed) as client:
             await client.async_execute_cell(nb.cells[0], 0)
             task = asyncio.ensure_future(client.async_execute_cell(nb.cells[1], 1))
             ref = await wait_for_seq(client, 1, 10)
@@ -111,12 +119,16 @@ def test_kernel_interrupt_cancels_the_run(slow_server: ServerProcess) -> None:
     run_id = asyncio.run(run())
     assert slow_server.api("GET", f"runs/{run_id}")["status"] == "cancelled"
     outputs = nb.cells[1].outputs
-    assert any(o["output_type"] == "error" and o["ename"] == "KeyboardInterrupt" for o in outputs)
+    assert [o["output_type"] for o in outputs] == ["display_data"]  # no error output, no stream
+    saved = json.dumps(outputs)
+    assert "Traceback" not in saved and "KeyboardInterrupt" not in saved
     data = hermes_outputs(nb.cells[1])[-1]["data"]
     assert data[RUN_MIME]["status"] == "cancelled"
     assert data["text/markdown"].startswith("1 2 3")
     assert "**Task cancelled.**" in data["text/markdown"]
     assert WIDGET_MIME not in data
+    # The cell still counts as interrupted (ipykernel then drops the cells queued after it, as after any ■).
+    assert replies[1]["status"] == "error" and replies[1]["ename"] == "RunStopped"
 
 
 def test_widget_update_rate_is_bounded_and_no_token_is_lost(fast_server: ServerProcess) -> None:
@@ -133,7 +145,7 @@ def test_widget_update_rate_is_bounded_and_no_token_is_lost(fast_server: ServerP
     comm_times, elapsed = asyncio.run(run())
     data = hermes_outputs(nb.cells[1])[-1]["data"]
     assert data["text/markdown"].startswith(count_text(n) + "\n")
-    assert data[RUN_MIME] == {**data[RUN_MIME], "status": "completed", "seq": n + 1}
+    assert data[RUN_MIME] == {**data[RUN_MIME], "status": "completed", "seq": n + 2}
     assert comm_times, "the live widget sent no update"
     # The throttle allows 10 state updates a second; in any one-second window there are at most 20 messages.
     for i, t in enumerate(comm_times):
@@ -155,3 +167,25 @@ def test_tool_card_in_saved_outputs(fast_server: ServerProcess, prompt: str) -> 
     md = data["text/markdown"]
     assert "**terminal**" in md and "data.csv" in md and "<summary>Reasoning</summary>" in md
     assert data[RUN_MIME]["status"] == "completed"
+
+
+def test_a_server_started_kernel_holds_only_the_kernel_token(fast_server: ServerProcess) -> None:
+    """The kernel's environment has no server token; its token reaches hermes routes, not the Jupyter API."""
+    probe = "import json, os\nprint(json.dumps(dict(os.environ)))"
+    nb = hermes_notebook("count to 2")
+    nb.cells.append(nbformat.v4.new_code_cell(probe))
+
+    async def run() -> None:
+        async with server_kernel(nb, fast_server, "token.ipynb") as (client, _):
+            await execute_all(client)
+
+    asyncio.run(run())
+    assert hermes_outputs(nb.cells[1])[-1]["data"][RUN_MIME]["status"] == "completed"  # %%hermes found its server
+    env = json.loads(nb.cells[2]["outputs"][0]["text"])
+    assert not [name for name, value in env.items() if fast_server.token in value]
+    token = env["HERMES_JUPYTER_SERVER_TOKEN"]
+    assert token.startswith("hjk_")
+    with httpx.Client(base_url=fast_server.url, headers={"Authorization": f"token {token}"}, timeout=30) as http:
+        assert http.get("hermes/api/sessions").status_code == 200
+        for route in ("api/contents", "api/kernels", "api/sessions"):
+            assert http.get(route).status_code in (401, 403), route

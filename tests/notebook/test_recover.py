@@ -12,11 +12,11 @@ from typing import Any
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from hermes_jupyter.notebook.outputs import RUN_MIME, WIDGET_MIME, fold_rows, live_bundle
+from hermes_jupyter.notebook.outputs import OUTPUT_MAX_BYTES, RUN_MIME, SHORTENED_NOTE, WIDGET_MIME, fold_rows, live_bundle
 from hermes_jupyter.notebook.recover import recover_notebook, recover_notebook_file
 
 from ..hermes_fixtures import Core
-from .journal_writer import DONE, KERNEL_RESTART, count_events, tool_events, write_run
+from .journal_writer import DONE, KERNEL_RESTART, count_events, huge_answer_events, tool_events, write_run
 
 JUPYTER = str(Path(sys.executable).parent / "jupyter")
 
@@ -155,6 +155,21 @@ def test_cli_recover_and_sessions(hermes_core: Core, tmp_path: Path) -> None:
     assert listing.returncode == 0, listing.stderr
     lines = listing.stdout.splitlines()
     assert "newer" in lines[0] and "[work/a.ipynb]" in lines[0] and "older" in lines[1]
+
+
+def test_cli_recover_of_a_huge_answer_writes_a_bounded_notebook(hermes_core: Core, tmp_path: Path) -> None:
+    events = huge_answer_events(3 * OUTPUT_MAX_BYTES)
+    write_run(hermes_core.journals, "s1", "r1", events + [DONE])
+    path = save(new_notebook(cells=[hermes_cell(hermes_core, "s1", "r1", seen=1)]), tmp_path / "nb.ipynb")
+    done = subprocess.run(
+        [JUPYTER, "hermes", "recover", str(path), "--state-dir", str(hermes_core.state_dir)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert path.stat().st_size < 2.5 * OUTPUT_MAX_BYTES  # markdown and plain text, each capped, plus JSON
+    data = nbformat.read(path, as_version=4).cells[0].outputs[0]["data"]
+    assert data[RUN_MIME]["status"] == "completed"
+    assert SHORTENED_NOTE in data["text/markdown"] and SHORTENED_NOTE in data["text/plain"]
 
 
 def test_cli_recover_reports_a_broken_notebook(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ async def test_demo_run_completes_into_the_transcript(hermes_engine: Engine) -> 
     run = await hermes_engine.manager.start_run(session.session_id, "count to 20")
     rows = await collect(hermes_engine, run.run_id)
     assert "".join(r.payload.get("text", "") for r in rows) == " ".join(str(i) for i in range(1, 21))
-    assert rows[-1].event == "done" and [r.seq for r in rows] == list(range(1, 22))
+    assert rows[-1].event == "done" and [r.seq for r in rows] == list(range(1, 23))  # 20 tokens, usage, done
     await run.done.wait()
     saved = hermes_engine.core.recovery.get_session(session.session_id)
     assert [m["role"] for m in saved.messages] == ["user", "assistant"]
@@ -58,7 +58,7 @@ async def test_concurrent_observers_receive_identical_ordered_streams(hermes_eng
     run = await hermes_engine.manager.start_run(session.session_id, "count to 300")
     streams = await asyncio.gather(*(collect(hermes_engine, run.run_id) for _ in range(5)))
     seqs = [[r.seq for r in s] for s in streams]
-    assert all(s == list(range(1, 302)) for s in seqs)
+    assert all(s == list(range(1, 303)) for s in seqs)
     assert all(s == streams[0] for s in streams)
 
 
@@ -69,7 +69,7 @@ async def test_observer_attached_mid_run_with_a_cursor_sees_no_gap(hermes_engine
         await asyncio.sleep(0.005)
     cursor = 37
     rows = await collect(hermes_engine, run.run_id, after_seq=cursor)
-    assert [r.seq for r in rows] == list(range(cursor + 1, 402))
+    assert [r.seq for r in rows] == list(range(cursor + 1, 403))
 
 
 async def test_observer_far_behind_the_window_reads_back_from_the_journal(hermes_core: Any) -> None:
@@ -81,7 +81,7 @@ async def test_observer_far_behind_the_window_reads_back_from_the_journal(hermes
     run = await engine.manager.start_run(session.session_id, "count to 2000")
     await run.done.wait()
     rows = await collect(engine, run.run_id, after_seq=3)
-    assert [r.seq for r in rows] == list(range(4, 2002))
+    assert [r.seq for r in rows] == list(range(4, 2003))
 
 
 async def test_a_stalled_observer_does_not_grow_memory(hermes_core: Any) -> None:
@@ -98,7 +98,7 @@ async def test_a_stalled_observer_does_not_grow_memory(hermes_core: Any) -> None
         peak = max(peak, len(run.channel._rows))
         await asyncio.sleep(0)
     assert peak <= 2 * 64 + 1
-    assert run.channel.last_seq == 5001
+    assert run.channel.last_seq == 5002
 
 
 async def test_cancel_mid_stream_keeps_partial_output_and_frees_the_session(hermes_engine: Engine) -> None:
@@ -127,9 +127,10 @@ async def test_backend_that_raises_keeps_partial_output_and_journals_apperror(he
     await run.done.wait()
     saved = hermes_engine.core.store.load(session.session_id)
     assert [m["content"] for m in saved.messages[:2]] == ["boom", "half an answer"]
-    assert saved.messages[-1]["_error"] is True and "model went away" in saved.messages[-1]["content"]
+    assert saved.messages[-1]["_error"] is True and "went wrong in the server" in saved.messages[-1]["content"]
     last = hermes_engine.core.journals.read(session.session_id, run.run_id).rows[-1]
     assert last.event == "apperror" and last.payload["terminal_session_persisted"] is True
+    assert last.payload["type"] == "internal" and "model went away" in last.payload["detail"]
     assert hermes_engine.manager.run_status(run.run_id)["status"] == "errored"
 
 
@@ -164,7 +165,7 @@ async def test_fifty_concurrent_runs_in_one_process(hermes_engine: Engine) -> No
     sessions = [hermes_engine.new_session() for _ in range(50)]
     runs = [await hermes_engine.manager.start_run(s.session_id, "count to 100") for s in sessions]
     streams = await asyncio.gather(*(collect(hermes_engine, r.run_id) for r in runs))
-    assert all([r.seq for r in s] == list(range(1, 102)) for s in streams)
+    assert all([r.seq for r in s] == list(range(1, 103)) for s in streams)
     await asyncio.gather(*(r.done.wait() for r in runs))
     for s in sessions:
         saved = hermes_engine.core.store.load(s.session_id)

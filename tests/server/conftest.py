@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from .client import HermesClient
 
 
 @pytest.fixture
@@ -24,3 +25,14 @@ def jp_server_config(hermes_state: Path, tmp_path: Path) -> dict[str, Any]:
         "HermesJupyter": {"state_dir": str(hermes_state), "drain_timeout": 1.0, "heartbeat_interval": 0.5},
         "DemoAgent": {"token_delay": 0.002},
     }
+
+
+@pytest.fixture
+def api(jp_fetch: Any, jp_ws_fetch: Any) -> HermesClient:
+    return HermesClient(jp_fetch, jp_ws_fetch)
+
+
+@pytest.fixture
+def hermes(jp_serverapp: Any) -> Any:
+    """The in-process server's HermesServices (store, journals, manager)."""
+    return jp_serverapp.web_app.settings["hermes"]

@@ -11,11 +11,6 @@ import pytest
 from .client import HermesClient
 
 
-@pytest.fixture
-def api(jp_fetch: Any, jp_ws_fetch: Any) -> HermesClient:
-    return HermesClient(jp_fetch, jp_ws_fetch)
-
-
 async def test_base_url_is_not_root(jp_base_url: str) -> None:
     assert jp_base_url != "/"
 
@@ -43,11 +38,12 @@ async def test_run_streams_over_websocket_and_settles(api: HermesClient) -> None
     sid = (await api.create_session())["session_id"]
     run_id = await api.start(sid, "count to 30")
     rows = await api.stream(run_id)
-    assert [r["seq"] for r in rows] == list(range(1, 32))
-    assert rows[-1]["event"] == "done" and rows[-1]["event_id"] == f"{run_id}:31"
+    assert [r["seq"] for r in rows] == list(range(1, 33))  # 30 tokens, usage, done
+    assert rows[-2]["event"] == "usage" and rows[-2]["payload"]["model"] == "demo"
+    assert rows[-1]["event"] == "done" and rows[-1]["event_id"] == f"{run_id}:32"
     assert "".join(r["payload"].get("text", "") for r in rows) == " ".join(map(str, range(1, 31)))
     status = await api.wait_status(run_id, "completed")
-    assert status == {"run_id": run_id, "session_id": sid, "status": "completed", "last_seq": 31, "marker": None}
+    assert status == {"run_id": run_id, "session_id": sid, "status": "completed", "last_seq": 32, "marker": None}
     code, session = await api.call("GET", "sessions", sid)
     assert [m["role"] for m in session["messages"]] == ["user", "assistant"]
 
@@ -58,9 +54,9 @@ async def test_stream_resumes_from_a_cursor_with_no_gap_or_duplicate(api: Hermes
     first = await api.stream(run_id, stop_after=25)
     resumed = await api.stream(run_id, after_seq=first[-1]["seq"])
     seqs = [r["seq"] for r in first + resumed]
-    assert seqs == list(range(1, 202))
+    assert seqs == list(range(1, 203))
     replay = await api.stream(run_id, after_seq=150)  # a finished run is replayed from the journal, then closed
-    assert [r["seq"] for r in replay] == list(range(151, 202))
+    assert [r["seq"] for r in replay] == list(range(151, 203))
 
 
 async def test_events_route_pages_through_the_journal(api: HermesClient) -> None:
@@ -183,7 +179,7 @@ async def test_approval_is_journaled_and_answered_through_the_api(api: HermesCli
     assert (await api.call("POST", *path, body={"choice": "sudo"}))[0] == 400
     code, answered = await api.call("POST", *path, body={"choice": "allow_once"})
     assert code == 200 and answered["choice"] == "allow_once"
-    assert (await api.call("POST", *path, body={"choice": "deny"}))[0] == 404  # already answered
+    assert (await api.call("POST", *path, body={"choice": "deny"}))[0] == 409  # already answered
     await api.wait_status(run_id, "completed")
     code, page = await api.call("GET", "runs", run_id, "events")
     resolved = [r["payload"] for r in page["events"] if r["event"] == "approval"][-1]

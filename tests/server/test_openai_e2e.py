@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,6 +35,8 @@ c.NotebookTools.approval_timeout = 60.0
 """
 
 NOTEBOOK = "analysis.ipynb"
+PLANTED_KEY = "sk-live-" + "9e8d7c6b5a4f3e2d1c0b"
+PLANTED_ENV = "planted-env-value-6093"
 
 
 class Stack:
@@ -125,7 +128,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     with OpenAIStubServer(slow_chunk_delay_s=0.1) as stub:
         server = JupyterServerProcess(
             root, extra_args=["--HermesJupyter.backend=openai", f"--config={config}"],
-            env={"OPENAI_BASE_URL": stub.base_url, "OPENAI_MODEL": STUB_MODEL, "OPENAI_API_KEY": ""},
+            env={"OPENAI_BASE_URL": stub.base_url, "OPENAI_MODEL": STUB_MODEL, "OPENAI_API_KEY": "",
+                 "PLANTED_SERVICE_TOKEN": PLANTED_ENV},  # a server secret its kernels inherit
         )
         _write_notebook(server.notebooks)
         server.start()
@@ -151,9 +155,11 @@ async def test_a_turn_streams_over_the_websocket(stack: Stack, session: str) -> 
         rows = await stack.server.read_rows(ws)
     finally:
         ws.close()
-    assert [r["event"] for r in rows] == ["token"] * 5 + ["done"]
+    assert [r["event"] for r in rows] == ["token"] * 5 + ["usage", "done"]
     assert _text(rows) == "1 2 3 4 5"
-    assert [r["seq"] for r in rows] == list(range(1, 7))
+    assert [r["seq"] for r in rows] == list(range(1, 8))
+    usage = rows[-2]["payload"]
+    assert usage["model"] == STUB_MODEL and usage["output_tokens"] > 0 and usage["duration_s"] >= 0
     sent = stack.stub.chat_requests()[-1]
     assert sent["model"] == STUB_MODEL and sent["stream"] is True
     assert {t["function"]["name"] for t in sent["tools"]} == {"read_notebook", "list_variables",
@@ -213,7 +219,7 @@ async def test_denied_code_never_runs(stack: Stack, session: str) -> None:
     assert await stack.kernel_value("'denied_var' in globals()") is False
     # an answered approval cannot be answered again
     again = stack.server.post(f"runs/{run_id}/approvals/{pending['approval_id']}", {"choice": "allow_once"})
-    assert again.status_code == 404
+    assert again.status_code == 409
     assert await stack.kernel_value("'denied_var' in globals()") is False
 
 
@@ -250,3 +256,32 @@ async def test_a_slow_stream_is_cancelled(stack: Stack, session: str) -> None:
     rows = stack.finish(stack.start_run(session, "hello"))
     assert _text(rows) == "Hello from the stub model."
 
+
+
+async def test_no_planted_secret_reaches_the_model_the_journal_or_the_log(stack: Stack, session: str) -> None:
+    """A key in a kernel variable, a server secret in the kernel's environment, the server token and
+    the kernel token, all planted in the kernel behind the model's back, then read with every tool."""
+    setup = ("import os\napi_token = %r\nenv_seen = 'PLANTED=' + os.environ['PLANTED_SERVICE_TOKEN']\n"
+             "copied_server_token = %r\nkernel_token = os.environ['HERMES_JUPYTER_SERVER_TOKEN']\n"
+             "env_ref = os.environ" % (PLANTED_KEY, stack.server.token))
+    await stack.kernel_value(f"exec({setup!r}, get_ipython().user_ns)")
+    kernel_token = await stack.kernel_value("kernel_token")
+    assert kernel_token.startswith("hjk_") and await stack.kernel_value("env_seen") == "PLANTED=" + PLANTED_ENV
+    planted = (PLANTED_KEY, PLANTED_ENV, stack.server.token, kernel_token)
+    before = len(stack.stub.chat_requests())
+    rows = []
+    for prompt in ("use the list_variables tool with {}",
+                   *(f'use the inspect_variable tool with {{"name": "{name}"}}'
+                     for name in ("api_token", "env_seen", "copied_server_token", "kernel_token", "env_ref",
+                                  "os.environ"))):
+        rows += stack.finish(stack.start_run(session, prompt))
+    previews = [p["preview"] for p in _payloads(rows, "tool_complete")]
+    assert len(previews) == 7 and "api_token: str len=28 = [redacted]" in previews[0]
+    assert "process environment" in previews[5] and "is a module" in previews[6]
+    sent = json.dumps(stack.stub.chat_requests()[before:])
+    journal = json.dumps(rows)
+    for secret in planted:
+        assert secret not in sent, f"{secret} reached the model"
+        assert secret not in journal, f"{secret} was journaled"
+    log = stack.server.log()  # jupyter prints its own token at start-up; ours must not add any secret
+    assert PLANTED_KEY not in log and PLANTED_ENV not in log and kernel_token not in log

@@ -36,7 +36,7 @@ async def test_the_stream_ends_with_the_settled_transcript_and_bundle(api: Herme
     settled = api.settled[run_id]
     assert (settled["run_id"], settled["session_id"], settled["status"]) == (run_id, sid, "completed")
     kinds = [r["kind"] for r in settled["transcript"]["rows"]]
-    assert kinds == ["reasoning", "assistant", "tool", "assistant"]
+    assert kinds == ["reasoning", "assistant", "tool", "assistant", "usage"]
     assert settled["transcript"]["last_seq"] == rows[-1]["seq"]
     code, bundle = await api.call("GET", "runs", run_id, "bundle")
     assert code == 200 and bundle == settled["bundle"]

@@ -13,20 +13,26 @@ import contextlib
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from traitlets import Any as AnyTrait
-from traitlets import Bool, Dict, Float, List, Unicode, default
+from traitlets import Bool, Dict, Enum, Float, List, Unicode, default
 from traitlets.config import Configurable
 
-from ..approvals import ApprovalHandler, ApprovalRequest, decide, pending_payload, resolved_payload
+from ...events import APPROVAL, CLARIFY
+from .. import approvals, clarify
+from ..approvals import ApprovalHandler, ApprovalRequest
 from ..base import EventSink, TurnRequest, TurnResult
+from ..bubblewrap import SandboxMode, SandboxUnavailable, wrap
+from ..clarify import ClarifyHandler, ClarifyRequest
+from ..errors import failed_turn
+from ..models import model_entry
 from . import protocol
 from .process import AgentGone, AgentProcess, AgentStartError, default_command, scrubbed_env
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TOOLSETS = ("todo", "memory", "session_search", "skills", "web", "vision")
+DEFAULT_TOOLSETS = ("todo", "memory", "session_search", "skills", "web", "vision", "clarify")
 DEFAULT_ENV_ALLOW = (
     "OPENAI_API_KEY", "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY", "NOUS_API_KEY", "GEMINI_API_KEY",
     "GOOGLE_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY",
@@ -43,8 +49,10 @@ class _RunSlot:
     queue: asyncio.Queue[dict[str, Any] | None] = field(default_factory=asyncio.Queue)
     proc: AgentProcess | None = None
     interrupted: bool = False
+    stderr_mark: int = 0
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
-    approvals: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    #: question id -> (its answering task, the event and payload that resolve it unanswered)
+    questions: dict[str, tuple[asyncio.Task[None], str, dict[str, Any]]] = field(default_factory=dict)
     resolved: set[str] = field(default_factory=set)
 
 
@@ -66,7 +74,8 @@ class HermesAgent(Configurable):
     toolsets = List(
         Unicode(), default_value=list(DEFAULT_TOOLSETS), config=True,
         help="Hermes toolsets the agent may use. Add 'terminal' for shell access (dangerous commands "
-        "then ask for approval), 'file' or 'code_execution' at your own risk: they run without asking.",
+        "then ask for approval), 'file' or 'code_execution' at your own risk: they run without asking, "
+        "inside the sandbox where there is one (see `sandbox`).",
     )
     env = Dict(
         value_trait=Unicode(), config=True,
@@ -79,6 +88,23 @@ class HermesAgent(Configurable):
     )
     cwd = Unicode(None, allow_none=True, config=True,
                   help="Working directory of the agent process (default None: the server's).")
+    sandbox = Enum(
+        ["auto", "require", "off"], default_value="auto", config=True,
+        help="Run the agent process in a bubblewrap sandbox that cannot see the server's process, the Jupyter "
+        "runtime and config dirs or the hermes state dir (docs/agent-reach.md). auto (default): where bwrap "
+        "works, else without it and with a warning in the log; require: refuse to start without it; off: never.",
+    )
+    bwrap = Unicode("bwrap", config=True, help="The bubblewrap executable (Debian and Ubuntu package bubblewrap).")
+    sandbox_writable = List(
+        Unicode(), config=True,
+        help="Paths the sandboxed agent may write, besides its working directory and HERMES_HOME "
+        "(the server adds its root_dir).",
+    )
+    sandbox_hidden = List(
+        Unicode(), config=True,
+        help="Paths hidden from the sandboxed agent, besides the Jupyter runtime and config dirs and the "
+        "hermes state dir (the server adds its own).",
+    )
     persist_sessions = Bool(
         True, config=True, help="Let Hermes record the sessions in its own state.db (default True).",
     )
@@ -102,7 +128,17 @@ class HermesAgent(Configurable):
     respawn_backoff_max = Float(30.0, config=True, help="Longest wait before a respawn, in seconds.")
     approval_handler = AnyTrait(
         None, allow_none=True,
-        help="async (ApprovalRequest) -> 'allow_once' | 'deny'. None denies every request.",
+        help="async (ApprovalRequest) -> one of its options ('allow_once', 'allow_session', 'allow_always', "
+        "'deny'). None denies every request.",
+    )
+    clarify_handler = AnyTrait(
+        None, allow_none=True,
+        help="async (ClarifyRequest) -> the user's answer. None leaves every question unanswered.",
+    )
+    warm_start = Bool(
+        True, config=True,
+        help="When the server starts, start the agent process and build one agent in the background, so the "
+        "first turn does not wait for them (default True).",
     )
 
     @default("command")
@@ -125,35 +161,38 @@ class HermesAgent(Configurable):
         return self._proc.pid if self._proc is not None and self._proc.alive else None
 
     async def start(self) -> None:
-        """Spawn the agent process now rather than at the first turn (it takes about 1-3 s)."""
-        await self._ensure_process()
+        """Spawn the agent process now rather than at the first turn (it takes about 1-3 s), and have it
+        build one agent with this backend's settings, which the first session's first turn takes."""
+        proc = await self._ensure_process()
+        await self._send_quietly(proc, protocol.warm_op(
+            model=self.model, toolsets=list(self.toolsets), persist=self.persist_sessions))
 
     async def run_turn(self, request: TurnRequest, sink: EventSink) -> TurnResult:
         slot = self._runs[request.run_id] = _RunSlot(sink)
-        translator = protocol.TurnTranslator(sink, request.backend_session_id)
+        translator = protocol.TurnTranslator(sink, request.backend_session_id, len(request.history))
         try:
             try:
                 proc = await self._ensure_process()
             except AgentStartError as exc:
-                return TurnResult.failure("agent_unavailable", f"Hermes Agent is not available: {exc}",
-                                          backend_session_id=request.backend_session_id)
+                return failed_turn("agent_unavailable", str(exc), backend_session_id=request.backend_session_id)
             if slot.interrupted:
                 return TurnResult(outcome="interrupted", backend_session_id=request.backend_session_id)
             slot.proc = proc
+            slot.stderr_mark = proc.stderr_mark()
             await proc.send(protocol.turn_op(
                 request, model=self.model, toolsets=list(self.toolsets), persist=self.persist_sessions,
                 approval_timeout_s=self.approval_timeout,
             ))
             return await self._follow(request, slot, translator)
         except AgentGone:
-            return translator.cut_short(error="the Hermes Agent process exited", error_type="agent_crashed",
+            return translator.cut_short(kind="agent_crashed", detail=self._exit_detail(slot),
                                         interrupted=slot.interrupted)
         except asyncio.CancelledError:
             if slot.proc is not None:  # the engine gave up on this turn: stop it in the child too
                 asyncio.ensure_future(self._send_quietly(slot.proc, protocol.interrupt_op(request.run_id)))
             raise
         finally:
-            self._settle_approvals(slot, "turn ended")
+            self._settle_questions(slot, "turn ended")
             self._runs.pop(request.run_id, None)
             for task in slot.tasks:
                 task.cancel()
@@ -167,15 +206,15 @@ class HermesAgent(Configurable):
                 message = await (asyncio.wait_for(slot.queue.get(), self.idle_timeout)
                                  if self.idle_timeout > 0 else slot.queue.get())
             except TimeoutError:
-                if any(not t.done() for t in slot.approvals.values()):
+                if any(not task.done() for task, _, _ in slot.questions.values()):
                     continue  # waiting on a person, not on the agent
                 log.warning("hermes: run %s silent for %g s; restarting the agent", request.run_id,
                             self.idle_timeout)
                 self._kill(slot.proc)
-                return translator.cut_short(error=f"no word from Hermes Agent for {self.idle_timeout:g} s",
-                                            error_type="agent_timeout", interrupted=False)
+                return translator.cut_short(kind="agent_timeout", detail=f"no word for {self.idle_timeout:g} s",
+                                            interrupted=False)
             if message is None:
-                return translator.cut_short(error=slot.proc.describe_exit(), error_type="agent_crashed",
+                return translator.cut_short(kind="agent_crashed", detail=self._exit_detail(slot),
                                             interrupted=slot.interrupted)
             kind = message.get("ev")
             if kind == "result":
@@ -185,6 +224,9 @@ class HermesAgent(Configurable):
                 return result
             if kind == "approval_request":
                 self._ask_approval(request, message, slot)
+                continue
+            if kind == "clarify_request":
+                self._ask_clarify(request, message, slot)
                 continue
             translator.feed(message)
 
@@ -196,7 +238,7 @@ class HermesAgent(Configurable):
         proc = slot.proc
         if proc is None:
             return  # still spawning: run_turn sees the flag before sending the turn
-        self._settle_approvals(slot, "interrupted")  # the runner denies them itself on interrupt
+        self._settle_questions(slot, "interrupted")  # the runner gives up on them itself on interrupt
         await self._send_quietly(proc, protocol.interrupt_op(run_id))
         slot.tasks.add(asyncio.create_task(self._unwedge(run_id, proc)))
 
@@ -208,35 +250,87 @@ class HermesAgent(Configurable):
                         run_id, self.interrupt_timeout)
             self._kill(proc)
 
+    @staticmethod
+    def _exit_detail(slot: _RunSlot) -> str:
+        """How the process ended, quoting only what it wrote to stderr during this turn."""
+        if slot.proc is None:
+            return "the Hermes Agent process exited"
+        return slot.proc.describe_exit(since=slot.stderr_mark)
+
     def _ask_approval(self, request: TurnRequest, message: dict[str, Any], slot: _RunSlot) -> None:
         """Journal the request now, in stream order, and answer it in a task (the turn waits on it)."""
+        offered = tuple(str(o) for o in message.get("options") or () if o in approvals.APPROVAL_CHOICES)
         approval = ApprovalRequest(
             run_id=request.run_id, session_id=request.session_id,
             approval_id=str(message.get("approval_id")), command=str(message.get("command") or ""),
             description=str(message.get("description") or ""), timeout_s=self.approval_timeout,
+            options=offered or approvals.APPROVAL_OPTIONS,
         )
-        slot.sink.emit("approval", pending_payload(approval))
-        slot.approvals[approval.approval_id] = asyncio.create_task(self._answer_approval(approval, slot))
 
-    async def _answer_approval(self, approval: ApprovalRequest, slot: _RunSlot) -> None:
-        choice, reason = await self._decide(approval)
-        slot.resolved.add(approval.approval_id)
-        slot.sink.emit("approval", resolved_payload(approval.approval_id, choice, reason))
-        if slot.proc is not None:
-            await self._send_quietly(slot.proc, protocol.approval_op(approval.run_id, approval.approval_id, choice))
+        async def answer() -> None:
+            handler: ApprovalHandler | None = self.approval_handler
+            choice, reason = await approvals.decide(handler, approval)
+            await self._resolve(slot, APPROVAL, approvals.resolved_payload(approval.approval_id, choice, reason),
+                          protocol.approval_op(approval.run_id, approval.approval_id, choice))
+
+        self._ask(slot, APPROVAL, approvals.pending_payload(approval), approval.approval_id, answer(),
+                  approvals.resolved_payload(approval.approval_id, "deny", "the turn ended first"))
+
+    def _ask_clarify(self, request: TurnRequest, message: dict[str, Any], slot: _RunSlot) -> None:
+        """Journal Hermes' question, then collect the user's answer in a task; no answer is answer null."""
+        question = ClarifyRequest(
+            run_id=request.run_id, session_id=request.session_id, clarify_id=str(message.get("clarify_id")),
+            question=str(message.get("question") or ""), timeout_s=self.approval_timeout,
+            choices=tuple(str(c) for c in message.get("choices") or ()),
+        )
+
+        async def answer() -> None:
+            handler: ClarifyHandler | None = self.clarify_handler
+            reply, reason = await clarify.collect(handler, question)
+            await self._resolve(slot, CLARIFY, clarify.resolved_payload(question.clarify_id, reply, reason),
+                          protocol.clarify_op(question.run_id, question.clarify_id, reply))
+
+        self._ask(slot, CLARIFY, clarify.pending_payload(question), question.clarify_id, answer(),
+                  clarify.resolved_payload(question.clarify_id, None, "the turn ended first"))
 
     @staticmethod
-    def _settle_approvals(slot: _RunSlot, reason: str) -> None:
-        """Journal a deny for every approval still waiting, so none stays pending after its turn."""
-        for approval_id, task in slot.approvals.items():
-            task.cancel()
-            if approval_id not in slot.resolved:
-                slot.resolved.add(approval_id)
-                slot.sink.emit("approval", resolved_payload(approval_id, "deny", reason))
+    def _ask(slot: _RunSlot, event: str, pending: dict[str, Any], question_id: str,
+             answer: Any, unanswered: dict[str, Any]) -> None:
+        slot.sink.emit(event, pending)
+        slot.questions[question_id] = (asyncio.create_task(answer), event, unanswered)
 
-    async def _decide(self, approval: ApprovalRequest) -> tuple[str, str]:
-        handler: ApprovalHandler | None = self.approval_handler
-        return await decide(handler, approval)
+    async def _resolve(self, slot: _RunSlot, event: str, resolved: dict[str, Any], op: dict[str, Any]) -> None:
+        slot.resolved.add(str(resolved.get("approval_id") or resolved.get("clarify_id")))
+        slot.sink.emit(event, resolved)
+        if slot.proc is not None:
+            await self._send_quietly(slot.proc, op)
+
+    @staticmethod
+    def _settle_questions(slot: _RunSlot, reason: str) -> None:
+        """Journal every question still waiting as resolved unanswered, so none stays pending after its turn."""
+        for question_id, (task, event, unanswered) in slot.questions.items():
+            task.cancel()
+            if question_id not in slot.resolved:
+                slot.resolved.add(question_id)
+                slot.sink.emit(event, {**unanswered, "reason": reason})
+
+    async def list_models(self) -> tuple[str | None, list[dict[str, str]]]:
+        """This backend's model, else `model.default` of Hermes' config.yaml (in the agent's HERMES_HOME)."""
+        configured = self.model or await asyncio.to_thread(self._configured_model)
+        return configured, [model_entry(configured)] if configured else []
+
+    def _configured_model(self) -> str | None:
+        import yaml  # type: ignore[import-untyped]  # a jupyter_server dependency (via jupyter_events)
+
+        home = self.env.get("HERMES_HOME") or os.environ.get("HERMES_HOME") or os.path.expanduser("~/.hermes")
+        try:
+            with open(os.path.join(home, "config.yaml"), encoding="utf-8") as f:
+                config = yaml.safe_load(f) or {}
+        except (OSError, yaml.YAMLError):
+            return None
+        model = config.get("model") if isinstance(config, dict) else None
+        value = model.get("default") if isinstance(model, dict) else model
+        return str(value) if value else None
 
     async def aclose(self) -> None:
         self._closed = True
@@ -263,8 +357,13 @@ class HermesAgent(Configurable):
             if delay > 0:
                 log.info("hermes: respawning the agent in %.1f s", delay)
                 await asyncio.sleep(delay)
-            proc = AgentProcess(list(self.command), self._child_env(), self._dispatch, self._on_exit,
-                                cwd=self.cwd)
+            env = self._child_env()
+            try:
+                argv = await wrap(list(self.command), mode=cast(SandboxMode, self.sandbox), bwrap=self.bwrap,
+                                  env=env, cwd=self.cwd, writable=self.sandbox_writable, hidden=self.sandbox_hidden)
+            except SandboxUnavailable as exc:
+                raise AgentStartError(str(exc)) from exc
+            proc = AgentProcess(argv, env, self._dispatch, self._on_exit, cwd=self.cwd)
             try:
                 info = await proc.start(self.startup_timeout)
             except AgentStartError:
@@ -275,6 +374,9 @@ class HermesAgent(Configurable):
             return proc
 
     def _dispatch(self, message: dict[str, Any]) -> None:
+        if message.get("ev") == "warmed":
+            log.info("hermes: agent warmed (ok=%s, %s s)", message.get("ok"), message.get("seconds"))
+            return
         slot = self._runs.get(str(message.get("run")))
         if slot is not None:
             slot.queue.put_nowait(message)

@@ -91,6 +91,7 @@ class AgentProcess:
         self._tasks: list[asyncio.Task[None]] = []
         self._ready: asyncio.Future[dict[str, Any]] | None = None
         self._stderr: collections.deque[str] = collections.deque(maxlen=stderr_tail_lines)
+        self._stderr_lines = 0  # lines read so far, for `stderr_mark`
         self._write_lock = asyncio.Lock()
         self.exited = asyncio.Event()
         self.info: dict[str, Any] = {}
@@ -107,13 +108,20 @@ class AgentProcess:
     def alive(self) -> bool:
         return self._proc is not None and not self.exited.is_set()
 
-    def stderr_tail(self, lines: int = 20) -> str:
-        return "\n".join(list(self._stderr)[-lines:])
+    def stderr_tail(self, lines: int = 20, since: int = 0) -> str:
+        """The last `lines` lines of stderr, only from those written after `stderr_mark()` returned `since`."""
+        fresh = max(0, min(len(self._stderr), self._stderr_lines - since))
+        kept = list(self._stderr)[len(self._stderr) - fresh:] if fresh else []
+        return "\n".join(kept[-lines:])
 
-    def describe_exit(self) -> str:
+    def stderr_mark(self) -> int:
+        """A mark of how much stderr was read so far: a turn quotes only what came after it."""
+        return self._stderr_lines
+
+    def describe_exit(self, since: int = 0) -> str:
         code = self.returncode
         how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
-        tail = self.stderr_tail(5)
+        tail = self.stderr_tail(5, since)
         return f"the Hermes Agent process {how}" + (f"; last output:\n{tail}" if tail else "")
 
     async def start(self, ready_timeout_s: float) -> dict[str, Any]:
@@ -182,6 +190,7 @@ class AgentProcess:
         while line := await self._proc.stderr.readline():
             text = line.decode("utf-8", "replace").rstrip()
             self._stderr.append(text)
+            self._stderr_lines += 1
             log.debug("hermes agent[%s]: %s", self.pid, text)
 
     async def send(self, message: dict[str, Any]) -> None:

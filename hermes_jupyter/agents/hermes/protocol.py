@@ -9,11 +9,14 @@ with the same `tid` before the turn's result, even when the turn was cut short.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import defaultdict, deque
 from typing import Any
 
+from ...events import COMPACTION, INTERIM_ASSISTANT, PLAN, REASONING, STATUS, TOKEN, TOOL, TOOL_COMPLETE
 from ..base import EventSink, TurnRequest, TurnResult
+from ..errors import classify, failed_turn
 
 PROTOCOL_VERSION = 1
 
@@ -52,6 +55,14 @@ def approval_op(run_id: str, approval_id: str, choice: str) -> dict[str, Any]:
     return {"op": "approval", "run": run_id, "approval_id": approval_id, "choice": choice}
 
 
+def clarify_op(run_id: str, clarify_id: str, answer: str | None) -> dict[str, Any]:
+    return {"op": "clarify", "run": run_id, "clarify_id": clarify_id, "answer": answer}
+
+
+def warm_op(*, model: str | None, toolsets: list[str], persist: bool) -> dict[str, Any]:
+    return {"op": "warm", "model": model, "toolsets": toolsets, "persist": persist}
+
+
 def shutdown_op() -> dict[str, Any]:
     return {"op": "shutdown"}
 
@@ -72,11 +83,39 @@ def plan_entries(todo_result: str) -> list[dict[str, str]] | None:
     return entries
 
 
+# Leading pictographs of Hermes' status lines ("🗜️ Compacting context…"): the note shows the words.
+_STATUS_DECORATION = re.compile(r"^[^\w(\[\"']+")
+
+
+def status_payload(kind: str, text: str) -> dict[str, Any] | None:
+    """Hermes' `status_callback(kind, message)` as a `status` note; None for an empty one."""
+    words = _STATUS_DECORATION.sub("", text.strip()).strip()
+    if not words:
+        return None
+    warning = kind in ("warn", "retry") or text.lstrip().startswith(("⚠", "❌", "💀"))
+    return {"text": words, "level": "warning" if warning else "info"}
+
+
+def compaction_payload(messages_before: int, messages_after: int) -> dict[str, Any]:
+    return {
+        "messages_before": messages_before, "messages_after": messages_after,
+        "text": f"The conversation was compacted to fit the model's context "
+                f"({messages_before} messages became {messages_after}).",
+    }
+
+
+def plan_payload(entries: list[dict[str, str]]) -> dict[str, Any]:
+    """The `plan` event: CONTRACT §9 `items {text, status}`, plus the older `entries {content, status}`."""
+    items = [{"text": e["content"], "status": e["status"]} for e in entries]
+    return {"items": items, "entries": entries}
+
+
 class TurnTranslator:
     """Folds one turn's wire messages into sink events and, at the end, a TurnResult."""
 
-    def __init__(self, sink: EventSink, session_id: str | None = None) -> None:
+    def __init__(self, sink: EventSink, session_id: str | None = None, history_len: int = 0) -> None:
         self._sink = sink
+        self._history_len = history_len
         self.session_id = session_id  # Hermes' session id, once the runner reports it
         self._text: list[str] = []
         self._previews: dict[str, deque[Any]] = defaultdict(deque)
@@ -97,9 +136,13 @@ class TurnTranslator:
             if text:
                 self._token(text)
         elif kind == "reasoning" and message.get("text"):
-            self._sink.emit("reasoning", {"text": message["text"]})
+            self._sink.emit(REASONING, {"text": message["text"]})
+        elif kind == "status":
+            payload = status_payload(str(message.get("kind") or ""), str(message.get("text") or ""))
+            if payload is not None:
+                self._sink.emit(STATUS, payload)
         elif kind == "interim":
-            self._sink.emit("interim_assistant", {
+            self._sink.emit(INTERIM_ASSISTANT, {
                 "text": message.get("text") or "", "already_streamed": bool(message.get("already_streamed")),
             })
         elif kind == "progress":
@@ -111,7 +154,7 @@ class TurnTranslator:
 
     def _token(self, text: str) -> None:
         self._text.append(text)
-        self._sink.emit("token", {"text": text})
+        self._sink.emit(TOKEN, {"text": text})
 
     def _progress(self, message: dict[str, Any]) -> None:
         # `tool.started` / `tool.completed` arrive just before the id-carrying start and
@@ -131,7 +174,7 @@ class TurnTranslator:
         if preview:
             payload["preview"] = str(preview)
         self._open_tools[tid] = (name, time.monotonic())
-        self._sink.emit("tool", payload)
+        self._sink.emit(TOOL, payload)
 
     def _tool_complete(self, message: dict[str, Any]) -> None:
         tid, name = str(message.get("tid")), str(message.get("name") or "")
@@ -140,7 +183,7 @@ class TurnTranslator:
         _, started = self._open_tools.pop(tid, (name, time.monotonic()))
         duration = extra.get("duration")
         result = str(message.get("result") or "")
-        self._sink.emit("tool_complete", {
+        self._sink.emit(TOOL_COMPLETE, {
             "tid": tid, "name": name, "preview": result,
             "duration": float(duration) if isinstance(duration, (int, float)) else time.monotonic() - started,
             "is_error": bool(extra.get("is_error", False)),
@@ -148,49 +191,62 @@ class TurnTranslator:
         if name == "todo":
             entries = plan_entries(result)
             if entries is not None:
-                self._sink.emit("plan", {"entries": entries})
+                self._sink.emit(PLAN, plan_payload(entries))
 
     def close_open_tools(self, reason: str) -> None:
         """Settle tools that started but never completed (interrupt, crash) as errors."""
         for tid, (name, started) in list(self._open_tools.items()):
-            self._sink.emit("tool_complete", {
+            self._sink.emit(TOOL_COMPLETE, {
                 "tid": tid, "name": name, "preview": reason,
                 "duration": time.monotonic() - started, "is_error": True,
             })
         self._open_tools.clear()
 
     def finish(self, message: dict[str, Any]) -> TurnResult:
-        """The TurnResult for the runner's `result` message."""
+        """The TurnResult for the runner's `result` message.
+
+        A failed turn's `final_response` is Hermes' error text, not an answer: it goes to the
+        error's detail, never into a token, the transcript or the model's history.
+        """
         interrupted = bool(message.get("interrupted"))
+        # Hermes reports some failures only as `completed: false` plus an `error` (a stream that stayed
+        # truncated after its continuation attempts): that is not an answer either.
+        gave_up = message.get("completed") is False and bool(message.get("error"))
+        failed = (bool(message.get("failed")) or gave_up) and not interrupted
         self.close_open_tools("interrupted" if interrupted else "no result reported")
         final = str(message.get("final_response") or "")
         if interrupted and final.startswith(_INTERRUPT_STATUS_PREFIX):
             final = ""
-        if not self._text and final:
+        if not self._text and final and not failed:
             self._token(final)  # answered without streaming (or a hook rewrote it): journal it
-        failed = bool(message.get("failed"))
         usage = {k: v for k, v in (message.get("usage") or {}).items() if v is not None}
+        replace = bool(message.get("replace_context"))
+        context = list(message.get("context") or [])
+        if replace:
+            self._sink.emit(COMPACTION, compaction_payload(self._history_len + 1, len(context)))
         fields: dict[str, Any] = dict(
-            final_text=self.text,
-            context=list(message.get("context") or []),
-            replace_context=bool(message.get("replace_context")),
-            usage=usage,
+            context=context, replace_context=replace, usage=usage,
             backend_session_id=message.get("session_id") or self.session_id,
         )
         if interrupted:
-            return TurnResult(outcome="interrupted", **fields)
+            return TurnResult(final_text=self.text, outcome="interrupted", **fields)
         if failed:
-            return TurnResult.failure(str(message.get("error_type") or "agent_error"),
-                                      str(message.get("error") or "Hermes Agent reported a failed turn"), **fields)
-        return TurnResult(**fields)
+            if not replace:
+                fields["context"] = self._partial_context()
+            detail = str(message.get("error") or final or "Hermes Agent reported a failed turn")
+            kind = str(message.get("error_type") or "") or classify(detail)
+            return failed_turn(kind, detail, final_text=self.text, **fields)
+        return TurnResult(final_text=self.text, **fields)
 
-    def cut_short(self, *, error: str, error_type: str, interrupted: bool) -> TurnResult:
-        """The TurnResult when no `result` came: the process died or was killed."""
-        self.close_open_tools("interrupted" if interrupted else error)
+    def _partial_context(self) -> list[dict[str, Any]]:
         text = self.text
-        context = [{"role": "assistant", "content": text}] if text else []
+        return [{"role": "assistant", "content": text}] if text else []
+
+    def cut_short(self, *, kind: str, detail: str, interrupted: bool) -> TurnResult:
+        """The TurnResult when no `result` came: the process died or was killed."""
+        self.close_open_tools("interrupted" if interrupted else "the agent stopped")
         if interrupted:
-            return TurnResult(final_text=text, context=context, outcome="interrupted",
+            return TurnResult(final_text=self.text, context=self._partial_context(), outcome="interrupted",
                               backend_session_id=self.session_id)
-        return TurnResult.failure(error_type, error, final_text=text, context=context,
-                                  backend_session_id=self.session_id)
+        return failed_turn(kind, detail, final_text=self.text, context=self._partial_context(),
+                           backend_session_id=self.session_id)

@@ -11,10 +11,13 @@ Host -> runner (one JSON object a line, key "op"):
   {"op": "turn", "run", "session", "hermes_session", "message", "history", "model",
    "toolsets", "persist", "approval_timeout_s", "max_result_chars"}
   {"op": "interrupt", "run"}
-  {"op": "approval", "run", "approval_id", "choice": "allow_once" | "deny"}
+  {"op": "approval", "run", "approval_id", "choice": "allow_once" | "allow_session" | "allow_always" | "deny"}
+  {"op": "clarify", "run", "clarify_id", "answer": str | null}
+  {"op": "warm", "model", "toolsets", "persist"}   (build a spare agent now, for the next session's first turn)
   {"op": "shutdown"}
 Runner -> host (key "ev"): "ready", "started", "delta", "reasoning", "interim", "progress",
-  "tool_start", "tool_complete", "hermes_event", "approval_request", "result", "fatal".
+  "tool_start", "tool_complete", "hermes_event", "status", "approval_request", "clarify_request",
+  "result", "warmed", "fatal".
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from typing import Any, Callable, Iterator
 
 PROTOCOL_VERSION = 1
 MAX_CACHED_AGENTS = 8
+#: Hermes' approval answers (tools/approval.py) for the host's choices; anything else denies.
+_APPROVAL_ANSWERS = {"allow_once": "once", "allow_session": "session", "allow_always": "always"}
 _COUNTERS = {
     "input_tokens": "session_input_tokens",
     "output_tokens": "session_output_tokens",
@@ -73,14 +78,43 @@ class Wire:
 
 
 class Run:
-    """One turn in flight: its agent (once built), interrupt flag and pending approvals."""
+    """One turn in flight: its agent (once built), interrupt flag and questions waiting for the host."""
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
         self.agent: Any = None
         self.interrupted = threading.Event()
-        self.approvals: dict[str, tuple[threading.Event, list[str]]] = {}
+        #: question id -> (answered, answer box); interrupt answers them all with None
+        self.questions: dict[str, tuple[threading.Event, list[Any]]] = {}
         self.lock = threading.Lock()
+        self._seq = 0
+
+    def ask(self, wire: Wire, kind: str, message: dict[str, Any], timeout_s: float) -> Any:
+        """Send a question (`<kind>_request`) to the host and wait for its answer; None if none came.
+
+        Ids are `<run>-<a|c><n>`: unique within the run and never a model's tool-call id.
+        """
+        answered = threading.Event()
+        box: list[Any] = []
+        with self.lock:
+            if self.interrupted.is_set():
+                return None
+            self._seq += 1
+            question_id = f"{self.run_id}-{kind[0]}{self._seq}"
+            self.questions[question_id] = (answered, box)
+        wire.send({"ev": f"{kind}_request", "run": self.run_id, f"{kind}_id": question_id,
+                   "timeout_s": timeout_s, **message})
+        answered.wait(timeout_s)
+        with self.lock:
+            self.questions.pop(question_id, None)
+        return box[0] if box else None
+
+    def answer(self, question_id: str, value: Any) -> None:
+        with self.lock:
+            pending = self.questions.get(question_id)
+        if pending is not None:
+            pending[1][:] = [value]
+            pending[0].set()
 
 
 class Runner:
@@ -90,8 +124,11 @@ class Runner:
         self.agents: dict[str, tuple[tuple[Any, ...], Any]] = {}
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hermes-turn")
         self.lock = threading.Lock()
-        self._approval_seq = 0
         self._db: Any = None
+        #: One agent built ahead of time (`warm`), taken by the first session whose settings match;
+        #: a turn that arrives while it is being built waits for it rather than building a second.
+        self._spare: tuple[tuple[Any, ...], Any] | None = None
+        self._warming: tuple[tuple[Any, ...], threading.Event] | None = None
 
     # ---- agent construction ------------------------------------------------
 
@@ -141,7 +178,7 @@ class Runner:
         return AIAgent(**{k: v for k, v in kwargs.items() if k in accepted})
 
     def _agent_for(self, op: dict[str, Any]) -> Any:
-        key = (op.get("model"), tuple(op.get("toolsets") or ()), bool(op.get("persist", True)))
+        key = _agent_key(op)
         session = str(op.get("session"))
         with self.lock:
             cached = self.agents.get(session)
@@ -150,13 +187,46 @@ class Runner:
             with self.lock:
                 self.agents[session] = self.agents.pop(session, cached)  # most recently used last
             return cached[1]
-        agent = self._build_agent(op)
+        agent = self._take_spare(key) if not hermes_session else None
+        agent = agent or self._build_agent(op)
         with self.lock:
             self.agents.pop(session, None)
             self.agents[session] = (key, agent)
             while len(self.agents) > MAX_CACHED_AGENTS:
                 self.agents.pop(next(iter(self.agents)))
         return agent
+
+    def warm(self, op: dict[str, Any]) -> None:
+        """Build one agent now (provider resolution, endpoint probe) so a first turn does not wait for it."""
+        done = threading.Event()
+        with self.lock:
+            self._warming = (_agent_key(op), done)
+
+        def build() -> None:
+            started = time.monotonic()
+            try:
+                agent = self._build_agent(op)
+            except Exception:  # noqa: BLE001 - the first turn builds its own and reports the failure
+                traceback.print_exc()
+                self.wire.send({"ev": "warmed", "ok": False})
+                return
+            finally:
+                done.set()
+            _warm_streaming_imports()
+            with self.lock:
+                self._spare = (_agent_key(op), agent)
+            self.wire.send({"ev": "warmed", "ok": True, "seconds": round(time.monotonic() - started, 3)})
+
+        self.pool.submit(build)
+
+    def _take_spare(self, key: tuple[Any, ...]) -> Any:
+        with self.lock:
+            warming, self._warming = self._warming, None
+        if warming is not None and warming[0] == key:
+            warming[1].wait(120)  # already half built: finishing it is quicker than starting over
+        with self.lock:
+            spare, self._spare = self._spare, None
+        return spare[1] if spare is not None and spare[0] == key else None
 
     # ---- callbacks -----------------------------------------------------------
 
@@ -194,6 +264,13 @@ class Runner:
             events.append((name, data if isinstance(data, dict) else {}))
             send({"ev": "hermes_event", "run": rid, "name": name, "data": data})
 
+        said: set[str] = set()
+
+        def status(kind: Any, message: Any = None) -> None:
+            if message and str(message) not in said:  # Hermes may flush the same retry notice twice
+                said.add(str(message))
+                send({"ev": "status", "run": rid, "kind": str(kind), "text": str(message)})
+
         agent.stream_delta_callback = delta
         agent.reasoning_callback = reasoning
         agent.thinking_callback = None
@@ -202,28 +279,30 @@ class Runner:
         agent.tool_start_callback = tool_start
         agent.tool_complete_callback = tool_complete
         agent.event_callback = hermes_event
+        agent.status_callback = status
         agent.step_callback = None
 
     def _approval_callback(self, run: Run, timeout_s: float) -> Callable[..., str]:
-        """Hermes' dangerous-command prompt, answered by the host; anything but allow_once denies."""
+        """Hermes' dangerous-command prompt, answered by the host; no answer (or an unknown one) denies."""
 
         def ask(command: str, description: str = "", **_: Any) -> str:
-            with self.lock:
-                self._approval_seq += 1
-                approval_id = f"{run.run_id}-a{self._approval_seq}"
-            answered = threading.Event()
-            box: list[str] = []
-            with run.lock:
-                if run.interrupted.is_set():
-                    return "deny"
-                run.approvals[approval_id] = (answered, box)
-            self.wire.send({"ev": "approval_request", "run": run.run_id, "approval_id": approval_id,
-                            "command": command, "description": description,
-                            "options": ["allow_once", "deny"], "timeout_s": timeout_s})
-            answered.wait(timeout_s)
-            with run.lock:
-                run.approvals.pop(approval_id, None)
-            return "once" if box == ["allow_once"] else "deny"
+            choice = run.ask(self.wire, "approval", {
+                "command": command, "description": description, "options": list(_APPROVAL_ANSWERS) + ["deny"],
+            }, timeout_s)
+            return _APPROVAL_ANSWERS.get(str(choice), "deny")
+
+        return ask
+
+    def _clarify_callback(self, run: Run, timeout_s: float) -> Callable[..., str]:
+        """Hermes' clarify tool, answered by the user; with no answer the tool reports that, never a guess."""
+
+        def ask(question: str, choices: Any = None) -> str:
+            answer = run.ask(self.wire, "clarify", {
+                "question": str(question), "choices": [str(c) for c in choices or []],
+            }, timeout_s)
+            if answer is None:
+                raise RuntimeError("the user did not answer the question")
+            return str(answer)
 
         return ask
 
@@ -242,7 +321,7 @@ class Runner:
         except BaseException as exc:  # noqa: BLE001 - every turn must end with a result line
             traceback.print_exc()
             self.wire.send({"ev": "result", "run": run.run_id, "failed": True,
-                            "error": f"{type(exc).__name__}: {exc}", "error_type": "agent_error"})
+                            "error": f"{type(exc).__name__}: {exc}"})
         finally:
             with self.lock:
                 self.runs.pop(run.run_id, None)
@@ -256,6 +335,7 @@ class Runner:
                     "context": [], "session_id": getattr(agent, "session_id", None)}
         events: list[tuple[str, dict[str, Any]]] = []
         self._bind_callbacks(agent, run, events)
+        agent.clarify_callback = self._clarify_callback(run, float(op.get("approval_timeout_s") or 600))
         self.wire.send({"ev": "started", "run": run.run_id, "session_id": getattr(agent, "session_id", None)})
         before = {key: getattr(agent, attr, 0) or 0 for key, attr in _COUNTERS.items()}
         session_before = getattr(agent, "session_id", None)
@@ -280,23 +360,43 @@ class Runner:
         with run.lock:
             run.interrupted.set()
             agent = run.agent
-            for answered, box in run.approvals.values():
-                box[:] = ["deny"]
-                answered.set()
+            waiting = list(run.questions)
+        for question_id in waiting:
+            run.answer(question_id, None)
         if agent is not None:
             agent.interrupt()
 
     def approval(self, op: dict[str, Any]) -> None:
+        self._answer(op, str(op.get("approval_id")), op.get("choice"))
+
+    def clarify(self, op: dict[str, Any]) -> None:
+        self._answer(op, str(op.get("clarify_id")), op.get("answer"))
+
+    def _answer(self, op: dict[str, Any], question_id: str, value: Any) -> None:
         with self.lock:
             run = self.runs.get(str(op.get("run")))
-        if run is None:
-            return
-        with run.lock:
-            pending = run.approvals.get(str(op.get("approval_id")))
-        if pending is not None:
-            answered, box = pending
-            box[:] = [str(op.get("choice"))]
-            answered.set()
+        if run is not None:
+            run.answer(question_id, value)
+
+
+def _warm_streaming_imports() -> None:
+    """Import and exercise what the first streamed reply needs (the OpenAI SDK's streaming and chunk
+    models load lazily on the first request): about 1 s off the first turn's first token."""
+    try:
+        import openai._streaming  # noqa: F401
+        import openai.resources.chat.completions  # noqa: F401
+        from openai.types.chat.chat_completion_chunk import ChatCompletionChunk
+
+        ChatCompletionChunk.model_validate({
+            "id": "warm", "object": "chat.completion.chunk", "created": 0, "model": "warm",
+            "choices": [{"index": 0, "delta": {"content": "warm"}, "finish_reason": None}],
+        })
+    except Exception:  # noqa: BLE001 - only an optimisation
+        traceback.print_exc()
+
+
+def _agent_key(op: dict[str, Any]) -> tuple[Any, ...]:
+    return (op.get("model"), tuple(op.get("toolsets") or ()), bool(op.get("persist", True)))
 
 
 def _enter_turn_context(session: str, approval: Callable[..., str]) -> Callable[[], None]:
@@ -369,7 +469,8 @@ def main() -> None:
     runner = Runner(wire)
     wire.send({"ev": "ready", "protocol": PROTOCOL_VERSION, "hermes_version": version,
                "pid": os.getpid(), "python": sys.executable, "t": time.time()})
-    handlers = {"turn": runner.turn, "interrupt": runner.interrupt, "approval": runner.approval}
+    handlers = {"turn": runner.turn, "interrupt": runner.interrupt, "approval": runner.approval,
+                "clarify": runner.clarify, "warm": runner.warm}
     for op in wire.lines():
         name = str(op.get("op"))
         if name == "shutdown":

@@ -42,6 +42,28 @@ export class HermesApiError extends Error {
   }
 }
 
+/** One page of `GET sessions?limit=N&before=CURSOR`. */
+export interface ISessionPage {
+  sessions: ISessionSummary[];
+  /** The cursor of the next (older) page, or null when this page is the last. */
+  next: string | null;
+}
+
+/** Either answer shape of `GET sessions` as a page: a plain list is the whole listing. */
+export function readSessionPage(body: unknown): ISessionPage {
+  if (Array.isArray(body)) {
+    return { sessions: body as ISessionSummary[], next: null };
+  }
+  if (body !== null && typeof body === 'object') {
+    const { sessions, next } = body as { sessions?: unknown; next?: unknown };
+    return {
+      sessions: Array.isArray(sessions) ? (sessions as ISessionSummary[]) : [],
+      next: typeof next === 'string' && next !== '' ? next : null
+    };
+  }
+  return { sessions: [], next: null };
+}
+
 /** Page size used when the client reads a whole run journal. */
 const EVENTS_PAGE_LIMIT = 1000;
 
@@ -49,10 +71,19 @@ export class HermesClient {
   constructor(readonly serverSettings: ServerConnection.ISettings) {}
 
   listSessions(): Promise<ISessionSummary[]> {
-    return this.request<ISessionSummary[] | { sessions: ISessionSummary[] }>(
-      'GET',
-      ['sessions']
-    ).then(body => (Array.isArray(body) ? body : (body.sessions ?? [])));
+    return this.request<unknown>('GET', ['sessions']).then(
+      body => readSessionPage(body).sessions
+    );
+  }
+
+  /**
+   * One page of the listing, newest first: `before` is the `next` cursor of
+   * the page before, null for the first. Read the answer with `readSessionPage`
+   * (a server without pages answers the whole list).
+   */
+  listSessionsPage(limit: number, before: string | null): Promise<unknown> {
+    const cursor = before === null ? '' : `&before=${encodeURIComponent(before)}`;
+    return this.request('GET', ['sessions'], undefined, `?limit=${limit}${cursor}`);
   }
 
   createSession(body: ICreateSession = {}): Promise<ISession & { run_id?: string }> {

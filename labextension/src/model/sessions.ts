@@ -10,6 +10,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { HermesClient } from '../api/client';
 import { IPlainError, plainError } from '../api/plain-errors';
 import { ISessionSummary } from '../api/contract';
+import { SessionPages } from './session-pages';
 
 const SELECTED_KEY = 'hermes-jupyter:selected-session';
 /** How often the list is refreshed while the page is visible, in ms. */
@@ -41,6 +42,9 @@ export function sortSessions(sessions: ISessionSummary[]): ISessionSummary[] {
 export class SessionsModel implements IDisposable {
   constructor(readonly client: HermesClient) {
     this._selectedId = readSelected();
+    this._pages = new SessionPages((limit, before) =>
+      client.listSessionsPage(limit, before)
+    );
     this._poll = new Poll({
       factory: () => this.refresh(),
       frequency: { interval: REFRESH_INTERVAL_MS, backoff: true, max: 60000 },
@@ -65,6 +69,15 @@ export class SessionsModel implements IDisposable {
     return this._selectedId;
   }
 
+  /** True while older sessions remain to be read ("Show older sessions"). */
+  get hasOlder(): boolean {
+    return this._pages.hasOlder;
+  }
+
+  get loadingOlder(): boolean {
+    return this._pages.loadingOlder;
+  }
+
   get loaded(): boolean {
     return this._loaded;
   }
@@ -79,8 +92,7 @@ export class SessionsModel implements IDisposable {
 
   async refresh(): Promise<void> {
     try {
-      const sessions = await this.client.listSessions();
-      this._sessions = sortSessions(sessions);
+      this._sessions = sortSessions(await this._pages.loadFirst());
       this._error = null;
       // Poll faster while a run streams, so its badge clears soon after it ends.
       this._tune();
@@ -121,6 +133,20 @@ export class SessionsModel implements IDisposable {
     }
   }
 
+  /** Reads the next page of older sessions, reporting failures through `error`. */
+  async showOlder(): Promise<void> {
+    const reading = this._pages.loadOlder();
+    this._changed.emit(); // shows that a page is being read
+    try {
+      this._sessions = sortSessions(await reading);
+      this._error = null;
+    } catch (error) {
+      this._error = plainError(error);
+    } finally {
+      this._changed.emit();
+    }
+  }
+
   /** Refresh now, reporting failures through `error` only. */
   refreshSoon(): void {
     void this._poll.refresh();
@@ -138,10 +164,8 @@ export class SessionsModel implements IDisposable {
 
   async create(title?: string): Promise<string> {
     const session = await this.client.createSession(title ? { title } : {});
-    this._sessions = sortSessions([
-      session,
-      ...this._sessions.filter(s => s.session_id !== session.session_id)
-    ]);
+    this._pages.add(session);
+    this._sessions = sortSessions(this._pages.sessions);
     this.select(session.session_id);
     this._changed.emit();
     this.refreshSoon();
@@ -164,7 +188,8 @@ export class SessionsModel implements IDisposable {
         throw error;
       }
     }
-    this._sessions = sortSessions([session, ...this._sessions.filter(s => s.session_id !== session.session_id)]);
+    this._pages.add(session);
+    this._sessions = sortSessions(this._pages.sessions);
     this.select(session.session_id);
     this._changed.emit();
     this.refreshSoon();
@@ -173,16 +198,16 @@ export class SessionsModel implements IDisposable {
 
   async rename(sessionId: string, title: string): Promise<void> {
     await this.client.renameSession(sessionId, title);
-    this._sessions = this._sessions.map(s =>
-      s.session_id === sessionId ? { ...s, title } : s
-    );
+    this._pages.patch(sessionId, { title });
+    this._sessions = sortSessions(this._pages.sessions);
     this._changed.emit();
     this.refreshSoon();
   }
 
   async remove(sessionId: string): Promise<void> {
     await this.client.deleteSession(sessionId);
-    this._sessions = this._sessions.filter(s => s.session_id !== sessionId);
+    this._pages.forget(sessionId);
+    this._sessions = sortSessions(this._pages.sessions);
     if (this._selectedId === sessionId) {
       this.select(this._sessions[0]?.session_id ?? null);
     }
@@ -199,6 +224,7 @@ export class SessionsModel implements IDisposable {
   }
 
   private _sessions: ISessionSummary[] = [];
+  private _pages: SessionPages;
   private _selectedId: string | null;
   private _loaded = false;
   private _watching = false;

@@ -1,5 +1,9 @@
 /**
  * The chat sidebar plugin: session list, transcript and composer in the left area.
+ *
+ * "Open Hermes Chat" (Accel Shift A, in the command palette) shows the panel
+ * and puts the caret in the composer. In Notebook 7, whose side panels stay
+ * hidden until asked for, a notebook page opens with the panel shown.
  */
 import {
   ILayoutRestorer,
@@ -7,6 +11,7 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import { PageConfig } from '@jupyterlab/coreutils';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { HermesClient } from '../api/client';
@@ -47,19 +52,63 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     app.shell.add(panel, 'left', { rank: 900 });
     restorer?.add(panel, panel.id);
 
+    const show = () => showPanel(app, panel.id);
     app.commands.addCommand(CommandIDs.open, {
       label: 'Open Hermes Chat',
-      execute: () => app.shell.activateById(panel.id)
+      caption: 'Show the Hermes chat and put the cursor in its message box',
+      execute: () => {
+        show();
+        focusComposer(panel.node);
+      }
     });
     app.commands.addCommand(CommandIDs.newSession, {
       label: 'New Hermes Session',
       execute: async () => {
-        app.shell.activateById(panel.id);
+        show();
         await panel.newSession();
+        focusComposer(panel.node);
       }
     });
+    if (PageConfig.getOption('notebookPage') === 'notebooks') {
+      void app.restored.then(show);
+    }
     for (const command of [CommandIDs.open, CommandIDs.newSession]) {
       palette?.addItem({ command, category: 'Hermes' });
     }
   }
 };
+
+/**
+ * Notebook 7's shell: side panels are hidden until expanded (its activateById
+ * skips them), and a panel only shown, not marked shown, hides again as soon as
+ * another plugin adds a widget to it.
+ */
+interface ISidePanelShell {
+  expandLeft(id?: string): void;
+  leftHandler: { show(): void };
+}
+
+/** Notebook 7 names its page (tree, notebooks, …) in the page config; JupyterLab does not. */
+function isNotebookShell(shell: unknown): shell is ISidePanelShell {
+  return (
+    !!PageConfig.getOption('notebookPage') &&
+    typeof (shell as Partial<ISidePanelShell>).expandLeft === 'function' &&
+    typeof (shell as Partial<ISidePanelShell>).leftHandler?.show === 'function'
+  );
+}
+
+function showPanel(app: JupyterFrontEnd, id: string): void {
+  if (isNotebookShell(app.shell)) {
+    app.shell.leftHandler.show();
+    app.shell.expandLeft(id);
+  } else {
+    app.shell.activateById(id);
+  }
+}
+
+/** Once the panel is laid out (it may just have been shown), give the composer the focus. */
+function focusComposer(node: HTMLElement): void {
+  requestAnimationFrame(() => {
+    node.querySelector<HTMLTextAreaElement>('.jp-HermesComposer-input')?.focus();
+  });
+}

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[3]
 ENSURE_SCRIPT = REPO / "scripts" / "ensure_hermes_agent.sh"
@@ -49,7 +50,7 @@ def install_failed_loudly(error: HermesInstallError) -> str:
     return message
 
 
-def write_hermes_home(home: Path, base_url: str, model: str, extra_yaml: str = "") -> Path:
+def write_hermes_home(home: Path, base_url: str, model: str, extra_yaml: str = "", api_key: str = "dummy") -> Path:
     """A HERMES_HOME whose config.yaml points at an OpenAI-compatible server (hermes-agent.md §4)."""
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text(
@@ -57,10 +58,34 @@ def write_hermes_home(home: Path, base_url: str, model: str, extra_yaml: str = "
         "  provider: custom\n"
         f"  base_url: {base_url}\n"
         f"  default: {model}\n"
-        "  api_key: dummy\n"
+        f"  api_key: {api_key}\n"
         "  context_length: 65536\n"
         "agent:\n"
         "  environment_probe: false\n" + extra_yaml,
         encoding="utf-8",
     )
     return home
+
+
+def run_hermes_turn(python: Path, home: Path, message: str, *, run_id: str = "r1",
+                    toolsets: tuple[str, ...] = ("todo",), **traits: Any) -> tuple[Any, Any]:
+    """One turn of a fresh HermesAgent on the real install over `home`: (TurnResult, RecordingSink)."""
+    import asyncio
+
+    from hermes_jupyter.agents.base import TurnRequest
+    from hermes_jupyter.agents.hermes import HermesAgent
+    from hermes_jupyter.agents.hermes.process import RUNNER
+    from tests.fakes.recording_sink import RecordingSink
+
+    agent = HermesAgent(command=[str(python), str(RUNNER)], env={"HERMES_HOME": str(home)},
+                        toolsets=list(toolsets), **traits)
+    sink = RecordingSink()
+
+    async def go() -> Any:
+        try:
+            request = TurnRequest(session_id="s", run_id=run_id, message=message, history=[])
+            return await asyncio.wait_for(agent.run_turn(request, sink), 120)
+        finally:
+            await agent.aclose()
+
+    return asyncio.run(go()), sink

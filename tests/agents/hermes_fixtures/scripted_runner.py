@@ -2,8 +2,9 @@
 
 Real hermes-agent cannot be made to hang or die on cue; this speaks the same wire protocol
 (ready, delta, approval_request, result) and reacts to the turn's message: `wedge` streams one
-token and then ignores everything, including interrupts; `die` exits at once; `ask` requests an
-approval and answers with the choice it gets (or stops on an interrupt); anything else answers `ok`.
+token and then ignores everything, including interrupts; `die` writes a line to stderr and exits;
+`warn TEXT` writes TEXT to stderr and answers `ok`; `ask` requests an approval and answers with
+the choice it gets (or stops on an interrupt); anything else answers `ok`.
 It runs under any Python and imports only the standard library.
 """
 
@@ -29,7 +30,12 @@ def main() -> None:
         run, message = op["run"], op["message"]
         send({"ev": "started", "run": run, "session_id": "scripted-session"})
         if message == "die":
+            sys.stderr.write("dying during this turn\n")
+            sys.stderr.flush()
             os._exit(7)
+        if message.startswith("warn "):
+            sys.stderr.write(message[5:] + "\n")
+            sys.stderr.flush()
         if message == "wedge":
             send({"ev": "delta", "run": run, "text": "stuck"})
             while True:

@@ -1,8 +1,12 @@
 /**
  * The composer: Enter sends, Shift+Enter breaks the line; Stop replaces Send
  * while a turn streams; Retry and Undo act on the last turn when idle.
+ * Keyboard: ArrowUp in an empty box recalls the prompts sent before (ArrowDown
+ * goes back), Escape stops the running turn.
  */
-import React, { useState } from 'react';
+import React, { useRef, useState } from 'react';
+
+import { PromptHistory } from './history';
 
 export interface IComposerProps {
   streaming: boolean;
@@ -18,6 +22,7 @@ export function Composer(props: IComposerProps): JSX.Element {
   const { streaming, canEdit } = props;
   const [text, setText] = useState('');
   const [sending, setSending] = useState(false);
+  const history = useRef(new PromptHistory()).current;
 
   const send = async () => {
     const message = text.trim();
@@ -25,6 +30,7 @@ export function Composer(props: IComposerProps): JSX.Element {
       return;
     }
     setSending(true);
+    history.add(message);
     setText('');
     try {
       if (!(await props.onSend(message))) {
@@ -36,9 +42,23 @@ export function Composer(props: IComposerProps): JSX.Element {
   };
 
   const onKeyDown = (event: React.KeyboardEvent<HTMLTextAreaElement>) => {
-    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+    if (event.nativeEvent.isComposing) {
+      return;
+    }
+    if (event.key === 'Enter' && !event.shiftKey) {
       event.preventDefault();
       void send();
+    } else if (event.key === 'Escape' && streaming) {
+      event.preventDefault();
+      event.stopPropagation();
+      props.onStop();
+    } else if (event.key === 'ArrowUp' || event.key === 'ArrowDown') {
+      const recalled =
+        event.key === 'ArrowUp' ? history.older(text) : history.newer(text);
+      if (recalled !== null) {
+        event.preventDefault();
+        setText(recalled);
+      }
     }
   };
 
@@ -47,7 +67,8 @@ export function Composer(props: IComposerProps): JSX.Element {
       <textarea
         className="jp-HermesComposer-input"
         data-testid="hermes-composer"
-        placeholder="Ask Hermes… (Enter to send, Shift+Enter for a new line)"
+        placeholder="Ask Hermes… (Enter sends, Shift+Enter adds a line, ↑ recalls)"
+        aria-label="Message to Hermes"
         rows={3}
         value={text}
         onChange={event => setText(event.target.value)}
@@ -77,6 +98,7 @@ export function Composer(props: IComposerProps): JSX.Element {
           <button
             className="jp-Button jp-mod-warn jp-mod-styled"
             data-testid="hermes-stop"
+            title="Stop the running turn (Escape)"
             onClick={props.onStop}
           >
             Stop

@@ -1,5 +1,6 @@
 /**
- * The session list, newest first, with a New button.
+ * The session list, newest first, with a New button and, when the server has
+ * more, a button that reads the next page of older sessions.
  */
 import React from 'react';
 
@@ -50,6 +51,16 @@ export function SessionList(props: ISessionListProps): JSX.Element {
           <li className="jp-HermesSessions-empty">No sessions yet.</li>
         )}
       </ul>
+      {model.hasOlder && (
+        <button
+          className="jp-Button jp-mod-styled jp-HermesSessions-older"
+          data-testid="hermes-older-sessions"
+          disabled={model.loadingOlder}
+          onClick={() => void model.showOlder()}
+        >
+          {model.loadingOlder ? 'Loading older sessions…' : 'Show older sessions'}
+        </button>
+      )}
     </div>
   );
 }

@@ -1,0 +1,124 @@
+"""What a user reads when a request fails: one plain sentence per failure, the technical rest apart.
+
+Every JSON error is `{"message": <what happened and what to do>, "detail": <ids,
+sizes, the engine's own words, or absent>, "reason": <HTTP reason>}`. Engine
+exceptions map to a status and a sentence here, in one table; handlers raise
+`user_error` for failures of their own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tornado import web
+
+from ..agents.approvals import UnknownApproval
+from ..agents.asks import AlreadyAnswered, UnknownQuestion
+from ..fsio import SymlinkRefused, is_disk_full
+from ..ids import InvalidId
+from ..journal import JournalBusy
+from ..journal.files import CorruptJournal, RefusedJournal
+from ..listing import BadCursor
+from ..runs.manager import Draining, NothingToRetry, RunActive
+from ..runs.status import UnknownRun
+from ..store import CorruptSession, UnknownSession
+
+DISK_FULL = "The server's disk is full, so nothing was saved. Free some space on the server, then try again."
+
+LINKED = ("Part of this session's storage is a link to another place, so nothing is read or written through it. "
+          "Remove the link from the state directory, then try again.")
+
+#: (exception type, HTTP status, plain message), first match wins.
+ERRORS: list[tuple[type[BaseException], int, str]] = [
+    (InvalidId, 400, "This address is invalid: it names a session or run in a form this server never uses. "
+                     "Check the link and try again."),
+    (BadCursor, 400, "This page of the session list is out of date. Reload the list from its first page."),
+    (UnknownSession, 404, "This session does not exist (it may have been deleted). Reload the list of sessions."),
+    (UnknownRun, 404, "This run is not known here (its session may have been deleted). Reload the session."),
+    (AlreadyAnswered, 409, "This question was already answered, or it expired before the answer came. Reload the "
+                           "session to see where the turn stands."),
+    (UnknownApproval, 404, "This approval is no longer waiting for an answer. Reload the session to see where "
+                           "the turn stands."),
+    (UnknownQuestion, 404, "This question is no longer waiting for an answer. Reload the session to see where the "
+                           "turn stands."),
+    (RefusedJournal, 409, LINKED),
+    (CorruptJournal, 409, "This run's saved journal is damaged and cannot be read. The session itself is kept; "
+                          "restore the journal from a backup if you need this run's rows."),
+    (JournalBusy, 409, "This run is being written by another server process, or is finished and takes no more "
+                       "events. Reload the session."),
+    (FileNotFoundError, 404, "That notebook was not found. Check its path and try again."),
+    (RunActive, 409, "This session is still running a turn. Wait for it to finish or stop it, then try again."),
+    (NothingToRetry, 409, "There is no earlier message in this session to retry or undo."),
+    (CorruptSession, 409, "This session's saved file cannot be read, so it was left untouched. Restore the file "
+                          "from a backup, or delete the session to remove it."),
+    (Draining, 409, "The server is shutting down and takes no new turns. Try again once it is back."),
+    (SymlinkRefused, 409, LINKED),
+    (ValueError, 400, "Part of the request is not valid. Check it and try again."),
+]
+
+REASONS = {400: "Bad Request", 403: "Forbidden", 404: "Not Found", 409: "Conflict", 413: "Payload Too Large",
+           500: "Internal Server Error", 503: "Unavailable", 507: "Insufficient Storage"}
+
+UNEXPECTED = "Something went wrong on the server. Try again; if it keeps happening, the server log says why."
+
+#: Errors raised outside our handlers' code (authentication, routing), by status.
+BY_STATUS = {
+    401: "You are not signed in to this server. Sign in (or pass its token) and try again.",
+    403: "You are not allowed to do this on this server. Ask its administrator for access.",
+    404: "There is nothing at this address. Check the link and try again.",
+    405: "This address does not accept that kind of request.",
+}
+
+
+class UserError(web.HTTPError):
+    """An HTTP error whose message is a plain sentence; `detail` carries the technical part, if any."""
+
+    def __init__(self, status: int, message: str, detail: str | None = None) -> None:
+        super().__init__(status, "%s", message, reason=REASONS.get(status))
+        self.message = message
+        self.detail = detail
+
+
+def user_error(status: int, message: str, detail: str | None = None) -> UserError:
+    return UserError(status, message, detail)
+
+
+class PlainValueError(ValueError):
+    """Bad input whose message already is a plain sentence (shown as is); `detail` is the technical part."""
+
+    def __init__(self, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
+def mapped(exc: BaseException) -> UserError | None:
+    """The user-facing error for an engine exception, or None if it is unexpected (a 500)."""
+    detail: str | None
+    if isinstance(exc, OSError):
+        detail = exc.strerror or str(exc)  # never the path: it would show the server's layout
+    else:
+        detail = str(exc.args[0]) if exc.args else None
+    if is_disk_full(exc):
+        return UserError(507, DISK_FULL, detail)
+    if isinstance(exc, PlainValueError):
+        return UserError(400, str(exc), exc.detail)
+    for kind, status, message in ERRORS:
+        if isinstance(exc, kind):
+            return UserError(status, message, detail)
+    return None
+
+
+def error_body(status: int, exc: BaseException | None) -> dict[str, Any]:
+    """The JSON of an error answer; never a traceback, never an exception's text outside `detail`."""
+    if isinstance(exc, UserError):
+        body: dict[str, Any] = {"message": exc.message, "reason": exc.reason}
+        if exc.detail:
+            body["detail"] = exc.detail
+        return body
+    if isinstance(exc, web.HTTPError) and exc.log_message:
+        text = exc.log_message % exc.args if exc.args else exc.log_message
+        if status in BY_STATUS:  # jupyter_server's own wording (auth, routing) is for the log
+            return {"message": BY_STATUS[status], "detail": text, "reason": exc.reason}
+        return {"message": text, "reason": exc.reason}
+    return {"message": UNEXPECTED if status >= 500 else BY_STATUS.get(status, "The request failed. Try again."),
+            "reason": REASONS.get(status)}

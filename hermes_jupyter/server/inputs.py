@@ -1,0 +1,55 @@
+"""Checks on what a client sends: text that can be stored, and counts in range.
+
+JSON lets a client send strings Python holds but cannot write as UTF-8 (lone
+surrogates such as "\\ud800") and NUL characters, which break files and tools
+downstream; both are refused with 400 before anything is saved. Counts in query
+strings must be plain ASCII digits (`str.isdigit` also accepts "²").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .errors import PlainValueError
+
+_ASCII_COUNT = re.compile(r"[0-9]{1,18}")
+_BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
+def bad_text_at(value: Any, where: str = "body") -> str | None:
+    """Where in `value` (a parsed JSON body) a string holds a NUL or a lone surrogate, or None."""
+    if isinstance(value, str):
+        return where if _BAD_TEXT.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = bad_text_at(key, f"{where} key") or bad_text_at(item, f"{where}.{key}")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for idx, item in enumerate(value):
+            found = bad_text_at(item, f"{where}[{idx}]")
+            if found:
+                return found
+    return None
+
+
+def check_text(body: Any) -> None:
+    where = bad_text_at(body)
+    if where is not None:
+        raise PlainValueError(
+            "The text sent contains characters that cannot be stored (a NUL or a broken Unicode character). "
+            "Remove them and try again.", f"at {where[:200]}",
+        )
+
+
+def parse_count(raw: str | None, name: str, default: int, *, minimum: int = 0, maximum: int = 10**15) -> int:
+    """A query-string count: ASCII digits only, within [minimum, maximum]; else a plain 400."""
+    if raw is None:
+        return default
+    if _ASCII_COUNT.fullmatch(raw) is None or not minimum <= int(raw) <= maximum:
+        raise PlainValueError(
+            f"The {name} parameter must be a whole number from {minimum} to {maximum}. Fix the address and try again.",
+            f"{name}={raw[:40]!r}",
+        )
+    return int(raw)

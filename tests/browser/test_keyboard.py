@@ -1,0 +1,59 @@
+"""The sidebar from the keyboard: a shortcut opens it with the caret in the composer, ArrowUp
+recalls the last prompt, Escape stops the running turn; the command is in the palette."""
+
+from __future__ import annotations
+
+from .lab_page import COMPOSER, SIDEBAR, LabPage, counting
+
+OPEN = "hermes-jupyter:open-sidebar"
+
+
+def _composer_has_focus(lab: LabPage) -> bool:
+    return bool(lab.page.evaluate(f"document.activeElement === document.querySelector('{COMPOSER}')"))
+
+
+def test_shortcut_opens_the_sidebar_with_the_composer_focused_and_the_palette_lists_it(lab: LabPage) -> None:
+    lab.open()
+    bindings = lab.page.evaluate(
+        f"window.jupyterapp.commands.keyBindings.filter(b => b.command === '{OPEN}').map(b => b.keys.join(' '))"
+    )
+    assert bindings == ["Ctrl Shift A"], bindings
+    assert not lab.page.is_visible(SIDEBAR)
+    lab.page.locator("#jp-main-dock-panel").click()  # focus somewhere else in the app
+    lab.page.keyboard.press("Control+Shift+A")
+    lab.page.wait_for_selector(COMPOSER, state="visible")
+    lab.page.wait_for_function(f"document.activeElement === document.querySelector('{COMPOSER}')")
+
+    lab.execute("apputils:activate-command-palette")
+    lab.page.keyboard.type("Hermes Chat")
+    # The palette lists the command with its shortcut next to it (read in one go: it re-renders as it filters).
+    lab.page.wait_for_function(
+        "() => [...document.querySelectorAll('.lm-CommandPalette-item')]"
+        ".some(e => e.textContent.includes('Open Hermes Chat') && e.textContent.includes('Ctrl+Shift+A'))"
+    )
+    lab.page.keyboard.press("Escape")
+
+
+def test_arrow_up_recalls_the_last_prompt_and_escape_stops_the_turn(lab: LabPage) -> None:
+    lab.open()
+    lab.open_sidebar()
+    lab.new_session()
+    lab.send("count to 3")
+    lab.wait_idle()
+    assert lab.last_message_text() == counting(3)
+
+    lab.page.focus(COMPOSER)
+    lab.page.keyboard.press("ArrowUp")
+    assert lab.page.input_value(COMPOSER) == "count to 3"
+    lab.page.keyboard.press("ArrowDown")
+    assert lab.page.input_value(COMPOSER) == ""
+
+    lab.send("count to 100000")
+    lab.wait_streaming(tokens=10)
+    lab.page.focus(COMPOSER)
+    assert _composer_has_focus(lab)
+    lab.page.keyboard.press("Escape")
+    marker = lab.wait_marker("cancelled")
+    lab.wait_idle()
+    assert "cancel" in marker.text.lower()
+    assert len(lab.last_message_text().split()) < 100000

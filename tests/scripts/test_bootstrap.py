@@ -1,0 +1,105 @@
+"""scripts/bootstrap.sh installs only when something the install reads changed (the stamp in .venv).
+
+The venv's python is a stand-in that records its calls, so no real pip runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+INPUTS = ["pyproject.toml", "install.json", "jupyter-config", "labextension/package.json",
+          "labextension/package-lock.json", "labextension/tsconfig.json", "labextension/src", "labextension/style", "labextension/schema"]
+FAKE_PYTHON = """#!/bin/sh
+venv="$(cd "$(dirname "$0")/.." && pwd)"
+echo "$*" >>"$venv/calls.log"
+case "$*" in
+  *"-m pip install"*)
+    mkdir -p "$venv/share/jupyter/labextensions/hermes-jupyter"
+    echo '{}' >"$venv/share/jupyter/labextensions/hermes-jupyter/package.json" ;;
+esac
+"""
+
+
+def checkout(tmp_path: Path) -> Path:
+    """The files bootstrap.sh reads, and a venv whose python only logs."""
+    root = tmp_path / "repo"
+    (root / "scripts").mkdir(parents=True)
+    shutil.copy(REPO / "scripts" / "bootstrap.sh", root / "scripts" / "bootstrap.sh")
+    for name in INPUTS:
+        src, dst = REPO / name, root / name
+        if src.is_dir():
+            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("node_modules"))
+        elif src.exists():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(src, dst)
+    (root / "hermes_jupyter" / "labextension").mkdir(parents=True)  # built already, as after a first install
+    python = root / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(FAKE_PYTHON)
+    python.chmod(0o755)
+    return root
+
+
+def pip_installs(root: Path, *extras: str, env: dict[str, str] | None = None) -> int:
+    """Run bootstrap.sh once; how many pip installs it made."""
+    log = root / ".venv" / "calls.log"
+    before = log.read_text().count("-m pip install") if log.exists() else 0
+    done = subprocess.run(["bash", "scripts/bootstrap.sh", *extras], cwd=root, capture_output=True, text=True,
+                          timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    return log.read_text().count("-m pip install") - before
+
+
+def test_second_launch_skips_pip_until_the_checkout_changes(tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    assert pip_installs(root) == 1
+    assert pip_installs(root) == 0  # nothing changed: no pip, no npm
+    (root / "labextension" / "src" / "index.ts").write_text("// changed\n", encoding="utf-8")
+    assert pip_installs(root) == 1  # the labextension must be rebuilt
+    assert pip_installs(root) == 0
+    with (root / "pyproject.toml").open("a") as f:
+        f.write("\n# a new dependency\n")
+    assert pip_installs(root) == 1
+
+
+def test_extras_and_a_missing_labextension_reinstall(tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    assert pip_installs(root) == 1
+    assert pip_installs(root, "test") == 1  # the test extras were never installed
+    assert pip_installs(root) == 0  # a test install serves a plain launch
+    assert pip_installs(root, "test") == 0
+    shutil.rmtree(root / ".venv" / "share")
+    assert pip_installs(root) == 1
+
+
+def test_python_sources_need_no_reinstall(tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    assert pip_installs(root) == 1
+    (root / "hermes_jupyter" / "cli.py").write_text("# edited\n", encoding="utf-8")  # the install is editable
+    assert pip_installs(root) == 0
+
+
+FAKE_NPM = """#!/bin/sh
+echo "npm $*" >>"$NPM_LOG"
+case "$*" in run*) mkdir -p ../hermes_jupyter/labextension/static ;; esac
+"""
+
+
+def test_a_fresh_checkout_builds_the_labextension_while_pip_fetches_the_dependencies(tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    shutil.rmtree(root / "hermes_jupyter")  # a fresh clone: nothing built yet
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "npm").write_text(FAKE_NPM)
+    (bin_dir / "npm").chmod(0o755)
+    npm_log = tmp_path / "npm.log"
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "NPM_LOG": str(npm_log)}
+    assert pip_installs(root, env=env) == 2  # the dependencies, then the package without building anything
+    installs = [c for c in (root / ".venv" / "calls.log").read_text().splitlines() if "-m pip install" in c]
+    assert installs[-1].endswith("--no-build-isolation -e .")
+    assert npm_log.read_text().splitlines() == ["npm install --no-audit --no-fund", "npm run build"]
+    assert pip_installs(root, env=env) == 0
