@@ -104,7 +104,7 @@ function StopButton(props: { follower: RunFollower }): JSX.Element {
 /** The details of a saved output's note (hover), in plain words. */
 function savedTitle(follower: RunFollower | null): string {
   if (!follower || follower.notFound) {
-    return 'The answer saved in this notebook. This server has no record of the run.';
+    return 'This is the answer saved in the notebook; this Jupyter server has no record of that conversation.';
   }
   return `The answer saved in this notebook; the live run cannot be shown (${follower.error ?? 'no connection'}).`;
 }
