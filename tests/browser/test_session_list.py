@@ -11,7 +11,8 @@ def _item(session_id: str) -> str:
 
 def test_session_rows_show_their_notebook_and_how_long_ago_they_changed(lab: LabPage) -> None:
     # Two sessions of the same title in two notebooks: the row under each title names its
-    # notebook (the server's subtitle, else notebook_path) and a relative time.
+    # notebook (the server's subtitle, else notebook_path) and a relative time, and the list
+    # groups sessions under their notebook's path.
     first = lab.server.new_session(title="usertests.ipynb", notebook_path="analysis/usertests.ipynb")
     second = lab.server.new_session(title="usertests.ipynb", notebook_path="scratch/usertests.ipynb")
     lab.open()
@@ -22,6 +23,9 @@ def test_session_rows_show_their_notebook_and_how_long_ago_they_changed(lab: Lab
         row = lab.page.locator(_item(sid))
         assert row.locator("[data-testid=hermes-session-subtitle]").inner_text() == notebook
         assert row.locator("[data-testid=hermes-session-when]").inner_text() == "just now"
+    headers = lab.page.locator(f"{SIDEBAR} [data-testid=hermes-session-group]").all_inner_texts()
+    mine = [h for h in headers if h.endswith("usertests.ipynb")]
+    assert mine == ["scratch/usertests.ipynb", "analysis/usertests.ipynb"], headers
 
 
 def test_a_new_empty_session_says_what_to_do(lab: LabPage) -> None:

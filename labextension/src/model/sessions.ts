@@ -33,6 +33,27 @@ export function sessionSubtitle(session: ISessionSummary): string {
   return session.subtitle?.trim() || session.notebook_path?.trim() || '';
 }
 
+export interface ISessionGroup {
+  /** The notebook's path, or '' for sessions that belong to no notebook. */
+  notebook: string;
+  sessions: ISessionSummary[];
+}
+
+/**
+ * Sessions grouped by notebook, each group keeping the list's order (newest
+ * first) and groups ordered by their newest session.
+ */
+export function groupByNotebook(sessions: readonly ISessionSummary[]): ISessionGroup[] {
+  const groups = new Map<string, ISessionGroup>();
+  for (const session of sessions) {
+    const notebook = sessionSubtitle(session);
+    const group = groups.get(notebook) ?? { notebook, sessions: [] };
+    group.sessions.push(session);
+    groups.set(notebook, group);
+  }
+  return [...groups.values()];
+}
+
 /** Newest first: by `updated_at`, then `created_at`. */
 export function sortSessions(sessions: ISessionSummary[]): ISessionSummary[] {
   const key = (s: ISessionSummary) => s.updated_at ?? s.created_at ?? 0;
