@@ -178,3 +178,21 @@ def test_maths_is_typeset_and_code_scrolls_on_the_editor_background(
     assert style["ws"] == "pre" and style["ox"] == "auto", style
     assert style["bg"] == style["want"] and style["bg"] not in ("rgba(0, 0, 0, 0)", "transparent"), style
     assert style["scrolls"], style
+
+
+def test_a_sidebar_answer_typesets_its_maths_and_shows_code_as_in_a_notebook(lab: LabPage) -> None:
+    # The demo's `write some code` streams a python block and $\bar{x} = …$ into the sidebar:
+    # the settled reply has the maths typeset by MathJax and the code on the editor background,
+    # whole lines (white-space: pre), never wrapped mid-word.
+    lab.open()
+    lab.open_sidebar()
+    lab.new_session()
+    lab.send("write some code")
+    lab.wait_idle()
+    reply = lab.assistant_rows().last
+    reply.locator("mjx-container").first.wait_for(timeout=30_000)
+    assert "\\bar" not in reply.inner_text()
+    style = reply.locator("pre").first.evaluate(
+        "(pre) => { const s = getComputedStyle(pre); return {ws: s.whiteSpace, ox: s.overflowX, font: s.fontFamily}; }")
+    assert style["ws"] == "pre" and style["ox"] == "auto", style
+    assert "mono" in style["font"].lower() or "courier" in style["font"].lower(), style
