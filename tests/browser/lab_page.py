@@ -331,6 +331,10 @@ class LabPage:
     def wait_run_output_marker(self, kind: str, timeout_s: float = 30) -> None:
         self.page.wait_for_selector(f"{RUN_OUTPUT} .jp-HermesMarker[data-kind={kind}]", timeout=timeout_s * 1000)
 
+    def click_run_output_stop(self) -> None:
+        """Click Stop in the cell's hermes output (the Lab renderer's, not the kernel widget's)."""
+        self.page.click(f"{RUN_OUTPUT} [data-testid=hermes-run-stop]")
+
     def run_output_text(self) -> str:
         """The reply text shown in the cell's hermes output (markers excluded)."""
         parts = self.run_output().locator(".jp-HermesMessage[data-role=assistant] .jp-HermesMessage-content")

@@ -86,7 +86,7 @@ export class HermesClient {
     return this.request('GET', ['sessions'], undefined, `?limit=${limit}${cursor}`);
   }
 
-  createSession(body: ICreateSession = {}): Promise<ISession> {
+  createSession(body: ICreateSession = {}): Promise<ISession & { run_id?: string }> {
     return this.request<ISession | { session: ISession }>(
       'POST',
       ['sessions'],

@@ -159,6 +159,8 @@ export interface ISessionSummary {
   active_stream_id?: string | null;
   is_streaming?: boolean;
   notebook_path?: string | null;
+  /** What the list shows under the title (the notebook's path), from newer servers. */
+  subtitle?: string | null;
 }
 
 /** `GET sessions/{sid}`: the full session. */
@@ -178,6 +180,8 @@ export interface ICreateSession {
   notebook_path?: string;
   cell_id?: string;
   kernel_id?: string;
+  /** Newer servers: create the session and start its first turn in one call (answer carries `run_id`). */
+  message?: string;
 }
 
 /** `application/vnd.hermes.run+json` (CONTRACT §8). */

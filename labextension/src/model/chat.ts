@@ -7,7 +7,8 @@
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { HermesApiError, HermesClient } from '../api/client';
+import { HermesClient } from '../api/client';
+import { IPlainError, lostStream, plainError } from '../api/plain-errors';
 import { ISession } from '../api/contract';
 import { DisplayRow, IUserRow, TranscriptRow, contentText } from '../api/rows';
 import type { ICardActions } from '../components/cards/card-actions';
@@ -21,8 +22,8 @@ export type ChatStatus = 'empty' | 'loading' | 'idle' | 'streaming' | 'reconnect
 
 export interface IChatModelOptions {
   client: HermesClient;
-  /** Creates a session when the user sends without one; returns its id. */
-  createSession: () => Promise<string>;
+  /** Creates a session with its first turn when the user sends without one. */
+  createWithFirstTurn: (message: string) => Promise<{ sessionId: string; runId: string }>;
   /** Called when a turn starts or settles (the list's streaming badge). */
   onActivity?: () => void;
 }
@@ -30,7 +31,7 @@ export interface IChatModelOptions {
 export class ChatModel implements IDisposable {
   constructor(options: IChatModelOptions) {
     this._client = options.client;
-    this._createSession = options.createSession;
+    this._createWithFirstTurn = options.createWithFirstTurn;
     this._onActivity = options.onActivity ?? (() => undefined);
   }
 
@@ -75,7 +76,8 @@ export class ChatModel implements IDisposable {
     return this._follower?.runId ?? null;
   }
 
-  get error(): string | null {
+  /** The last failure in plain words, with its technical details apart. */
+  get error(): IPlainError | null {
     return this._error;
   }
 
@@ -168,13 +170,20 @@ export class ChatModel implements IDisposable {
       return false;
     }
     try {
-      const sessionId = this._sessionId ?? (await this._createSession());
-      if (this._sessionId !== sessionId) {
-        await this.open(sessionId);
+      let runId: string;
+      if (this._sessionId) {
+        runId = (await this._client.startRun(this._sessionId, message)).run_id;
+      } else {
+        const created = await this._createWithFirstTurn(message);
+        runId = created.runId;
+        if (this._sessionId !== created.sessionId) {
+          await this.open(created.sessionId);
+        }
       }
-      const started = await this._client.startRun(sessionId, message);
       this._error = null;
-      this._follow(started.run_id, message);
+      if (this.runId !== runId) {
+        this._follow(runId, message);
+      }
       this._onActivity();
       return true;
     } catch (error) {
@@ -258,7 +267,7 @@ export class ChatModel implements IDisposable {
     }
     if (follower.state === 'ended' || follower.state === 'failed') {
       if (follower.state === 'failed') {
-        this._error = follower.error;
+        this._error = lostStream(follower.error);
       }
       this._onActivity();
       this._keepVerdict(follower);
@@ -304,11 +313,7 @@ export class ChatModel implements IDisposable {
   }
 
   private _fail(error: unknown): void {
-    if (error instanceof HermesApiError && error.isConflict) {
-      this._error = `${error.message} (a run is already active in this session)`;
-    } else {
-      this._error = error instanceof Error ? error.message : String(error);
-    }
+    this._error = plainError(error);
     this._emit();
   }
 
@@ -320,7 +325,7 @@ export class ChatModel implements IDisposable {
   }
 
   private _client: HermesClient;
-  private _createSession: () => Promise<string>;
+  private _createWithFirstTurn: (message: string) => Promise<{ sessionId: string; runId: string }>;
   private _onActivity: () => void;
   private _sessionId: string | null = null;
   private _session: ISession | null = null;
@@ -329,7 +334,7 @@ export class ChatModel implements IDisposable {
   private _follower: RunFollower | null = null;
   private _rows: DisplayRow[] | null = null;
   private _loading = false;
-  private _error: string | null = null;
+  private _error: IPlainError | null = null;
   private _generation = 0;
   private _bannerDismissed = new Set<string>();
   private _verdicts = new Map<string, readonly TranscriptRow[]>();

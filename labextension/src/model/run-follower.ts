@@ -78,6 +78,11 @@ export class RunFollower implements IDisposable {
     return this.transcript.settled?.bundle ?? this._client.getRunBundle(this.runId);
   }
 
+  /** Ask the server to cancel the run; its settled rows (partial text, cancel note) follow on the stream. */
+  async stop(): Promise<void> {
+    await this._client.cancelRun(this.runId);
+  }
+
   get isDisposed(): boolean {
     return this._disposed;
   }

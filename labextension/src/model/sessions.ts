@@ -8,6 +8,7 @@ import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesClient } from '../api/client';
+import { IPlainError, plainError } from '../api/plain-errors';
 import { ISessionSummary } from '../api/contract';
 import { SessionPages } from './session-pages';
 
@@ -16,6 +17,8 @@ const SELECTED_KEY = 'hermes-jupyter:selected-session';
 const REFRESH_INTERVAL_MS = 10000;
 /** The refresh interval while some session is streaming, in ms. */
 const STREAMING_INTERVAL_MS = 3000;
+/** The refresh interval while the sidebar is visible (a run another client starts shows up soon), in ms. */
+const WATCH_INTERVAL_MS = 2000;
 
 export function isStreaming(session: ISessionSummary): boolean {
   return session.is_streaming === true || !!session.active_stream_id;
@@ -23,6 +26,32 @@ export function isStreaming(session: ISessionSummary): boolean {
 
 export function sessionTitle(session: ISessionSummary): string {
   return session.title?.trim() || 'Untitled session';
+}
+
+/** The line under a session's title: the server's subtitle, else its notebook's path. */
+export function sessionSubtitle(session: ISessionSummary): string {
+  return session.subtitle?.trim() || session.notebook_path?.trim() || '';
+}
+
+export interface ISessionGroup {
+  /** The notebook's path, or '' for sessions that belong to no notebook. */
+  notebook: string;
+  sessions: ISessionSummary[];
+}
+
+/**
+ * Sessions grouped by notebook, each group keeping the list's order (newest
+ * first) and groups ordered by their newest session.
+ */
+export function groupByNotebook(sessions: readonly ISessionSummary[]): ISessionGroup[] {
+  const groups = new Map<string, ISessionGroup>();
+  for (const session of sessions) {
+    const notebook = sessionSubtitle(session);
+    const group = groups.get(notebook) ?? { notebook, sessions: [] };
+    group.sessions.push(session);
+    groups.set(notebook, group);
+  }
+  return [...groups.values()];
 }
 
 /** Newest first: by `updated_at`, then `created_at`. */
@@ -74,7 +103,7 @@ export class SessionsModel implements IDisposable {
     return this._loaded;
   }
 
-  get error(): string | null {
+  get error(): IPlainError | null {
     return this._error;
   }
 
@@ -87,12 +116,7 @@ export class SessionsModel implements IDisposable {
       this._sessions = sortSessions(await this._pages.loadFirst());
       this._error = null;
       // Poll faster while a run streams, so its badge clears soon after it ends.
-      const interval = this._sessions.some(isStreaming)
-        ? STREAMING_INTERVAL_MS
-        : REFRESH_INTERVAL_MS;
-      if (this._poll.frequency.interval !== interval) {
-        this._poll.frequency = { ...this._poll.frequency, interval };
-      }
+      this._tune();
       if (
         this._selectedId &&
         !this._sessions.some(s => s.session_id === this._selectedId)
@@ -100,11 +124,33 @@ export class SessionsModel implements IDisposable {
         this.select(this._sessions[0]?.session_id ?? null);
       }
     } catch (error) {
-      this._error = (error as Error).message;
+      this._error = plainError(error);
       throw error; // lets the poll back off
     } finally {
       this._loaded = true;
       this._changed.emit();
+    }
+  }
+
+  /** The sidebar is shown (poll faster: runs other clients start appear soon) or hidden. */
+  setWatching(watching: boolean): void {
+    if (this._watching !== watching) {
+      this._watching = watching;
+      this._tune();
+      if (watching) {
+        this.refreshSoon();
+      }
+    }
+  }
+
+  private _tune(): void {
+    const interval = this._watching
+      ? WATCH_INTERVAL_MS
+      : this._sessions.some(isStreaming)
+        ? STREAMING_INTERVAL_MS
+        : REFRESH_INTERVAL_MS;
+    if (this._poll.frequency.interval !== interval) {
+      this._poll.frequency = { ...this._poll.frequency, interval };
     }
   }
 
@@ -116,7 +162,7 @@ export class SessionsModel implements IDisposable {
       this._sessions = sortSessions(await reading);
       this._error = null;
     } catch (error) {
-      this._error = (error as Error).message;
+      this._error = plainError(error);
     } finally {
       this._changed.emit();
     }
@@ -145,6 +191,30 @@ export class SessionsModel implements IDisposable {
     this._changed.emit();
     this.refreshSoon();
     return session.session_id;
+  }
+
+  /**
+   * A new session with its first turn started: one call on servers that take
+   * `message` in `POST sessions`; on older ones, create then start, and delete
+   * the session again if the turn cannot start (a failed send leaves nothing behind).
+   */
+  async createWithFirstTurn(message: string): Promise<{ sessionId: string; runId: string }> {
+    const session = await this.client.createSession({ message });
+    let runId = typeof session.run_id === 'string' ? session.run_id : '';
+    if (!runId) {
+      try {
+        runId = (await this.client.startRun(session.session_id, message)).run_id;
+      } catch (error) {
+        await this.client.deleteSession(session.session_id).catch(() => undefined);
+        throw error;
+      }
+    }
+    this._pages.add(session);
+    this._sessions = sortSessions(this._pages.sessions);
+    this.select(session.session_id);
+    this._changed.emit();
+    this.refreshSoon();
+    return { sessionId: session.session_id, runId };
   }
 
   async rename(sessionId: string, title: string): Promise<void> {
@@ -178,7 +248,8 @@ export class SessionsModel implements IDisposable {
   private _pages: SessionPages;
   private _selectedId: string | null;
   private _loaded = false;
-  private _error: string | null = null;
+  private _watching = false;
+  private _error: IPlainError | null = null;
   private _disposed = false;
   private _poll: Poll;
   private _changed = new Signal<this, void>(this);

@@ -16,6 +16,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { HermesClient } from '../api/client';
 import { ChatModel } from '../model/chat';
+import { followSessionRuns } from '../model/follow-session';
 import { SessionsModel } from '../model/sessions';
 import { SidebarPanel } from '../widgets/sidebar-panel';
 
@@ -40,11 +41,12 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     const sessions = new SessionsModel(client);
     const chat = new ChatModel({
       client,
-      createSession: () => sessions.create(),
+      createWithFirstTurn: message => sessions.createWithFirstTurn(message),
       onActivity: () => sessions.refreshSoon()
     });
     sessions.selectionChanged.connect((_, sid) => void chat.open(sid));
     void chat.open(sessions.selectedId);
+    followSessionRuns(sessions, chat);
 
     const panel = new SidebarPanel(sessions, chat, rendermime);
     app.shell.add(panel, 'left', { rank: 900 });

@@ -4,8 +4,10 @@
 import { Dialog, showDialog, showErrorMessage } from '@jupyterlab/apputils';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ReactWidget } from '@jupyterlab/ui-components';
+import type { Message } from '@lumino/messaging';
 import React from 'react';
 
+import { plainError } from '../api/plain-errors';
 import { hermesIcon } from '../components/icons';
 import { Sidebar } from '../components/sidebar/sidebar';
 import { ChatModel } from '../model/chat';
@@ -30,8 +32,18 @@ export class SidebarPanel extends ReactWidget {
     try {
       await this.sessions.create();
     } catch (error) {
-      void showErrorMessage('Cannot create a Hermes session', error as Error);
+      void showErrorMessage('The session could not be created', plainError(error).text);
     }
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this.sessions.setWatching(true);
+  }
+
+  protected onAfterHide(msg: Message): void {
+    super.onAfterHide(msg);
+    this.sessions.setWatching(false);
   }
 
   protected render(): JSX.Element {
@@ -51,7 +63,7 @@ export class SidebarPanel extends ReactWidget {
     try {
       await this.sessions.rename(sid, title);
     } catch (error) {
-      void showErrorMessage('Cannot rename the session', error as Error);
+      void showErrorMessage('The session could not be renamed', plainError(error).text);
     }
   }
 
@@ -69,7 +81,7 @@ export class SidebarPanel extends ReactWidget {
     try {
       await this.sessions.remove(sid);
     } catch (error) {
-      void showErrorMessage('Cannot delete the session', error as Error);
+      void showErrorMessage('The session could not be deleted', plainError(error).text);
     }
   }
 

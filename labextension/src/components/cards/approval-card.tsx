@@ -6,6 +6,7 @@ import React from 'react';
 
 import { IApprovalRow } from '../../api/rows';
 import { CardActions } from './card-actions';
+import { IPlainError, plainError } from '../../api/plain-errors';
 
 const CHOICE_LABELS: { [choice: string]: string } = {
   allow_once: 'Allow once',
@@ -37,7 +38,7 @@ export const ApprovalCard = React.memo(function ApprovalCard(props: { row: IAppr
           {pending ? 'waiting for your answer' : `answered: ${label(row.choice)}`}
         </span>
       </summary>
-      {row.command && <pre className="jp-HermesToolCard-detail">{row.command}</pre>}
+      {row.command && <pre className="jp-HermesToolCard-detail" tabIndex={0}>{row.command}</pre>}
       {pending ? <Answers row={row} /> : <Answered row={row} />}
     </details>
   );
@@ -56,18 +57,18 @@ function Answered(props: { row: IApprovalRow }): JSX.Element {
 function Answers(props: { row: IApprovalRow }): JSX.Element | null {
   const { answerApproval } = React.useContext(CardActions);
   const [busy, setBusy] = React.useState(false);
-  const [error, setError] = React.useState('');
+  const [error, setError] = React.useState<IPlainError | null>(null);
   const { row } = props;
   if (!answerApproval) {
     return null;
   }
   const click = async (choice: string): Promise<void> => {
     setBusy(true);
-    setError('');
+    setError(null);
     try {
       await answerApproval(row.approval_id, choice);
     } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
+      setError(plainError(err));
       setBusy(false);
     }
   };
@@ -87,7 +88,11 @@ function Answers(props: { row: IApprovalRow }): JSX.Element | null {
           {label(choice)}
         </button>
       ))}
-      {error && <span className="jp-HermesError">{error}</span>}
+      {error && (
+        <span className="jp-HermesError" title={error.details}>
+          The answer did not reach Hermes. {error.text}
+        </span>
+      )}
     </div>
   );
 }

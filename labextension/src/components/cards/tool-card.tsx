@@ -27,8 +27,8 @@ export const ToolCard = React.memo(function ToolCard(props: { row: IToolRow }): 
           {row.duration_s !== null ? ` · ${row.duration_s.toFixed(1)} s` : ''}
         </span>
       </summary>
-      {row.args && <pre className="jp-HermesToolCard-detail">{JSON.stringify(row.args, null, 2)}</pre>}
-      {row.preview && <pre className="jp-HermesToolCard-preview">{row.preview}</pre>}
+      {row.args && <pre className="jp-HermesToolCard-detail" tabIndex={0}>{JSON.stringify(row.args, null, 2)}</pre>}
+      {row.preview && <pre className="jp-HermesToolCard-preview" tabIndex={0}>{row.preview}</pre>}
     </details>
   );
 });

@@ -78,7 +78,7 @@ export function Composer(props: IComposerProps): JSX.Element {
         <button
           className="jp-Button jp-mod-minimal jp-mod-styled"
           data-testid="hermes-retry"
-          title="Rerun the last user turn"
+          title="Ask the last question again"
           disabled={streaming || !canEdit}
           onClick={props.onRetry}
         >
@@ -87,7 +87,7 @@ export function Composer(props: IComposerProps): JSX.Element {
         <button
           className="jp-Button jp-mod-minimal jp-mod-styled"
           data-testid="hermes-undo"
-          title="Drop the last turn"
+          title="Remove the last question and its answer"
           disabled={streaming || !canEdit}
           onClick={props.onUndo}
         >
@@ -98,7 +98,7 @@ export function Composer(props: IComposerProps): JSX.Element {
           <button
             className="jp-Button jp-mod-warn jp-mod-styled"
             data-testid="hermes-stop"
-            title="Stop the running turn (Escape)"
+            title="Stop the answer being written (Escape)"
             onClick={props.onStop}
           >
             Stop

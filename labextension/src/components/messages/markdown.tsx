@@ -3,6 +3,10 @@
  *
  * While text streams in, renders are coalesced: at most one render in flight,
  * and the latest text wins, so a fast stream never queues stale renders.
+ *
+ * Maths: JupyterLab's markdown renderer typesets only when it is attached as a
+ * Lumino widget; ours lives in a React host, so each render is typeset here with
+ * the registry's latex typesetter (MathJax), when the text has maths at all.
  */
 import { MimeModel } from '@jupyterlab/rendermime';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
@@ -11,6 +15,8 @@ import React, { useEffect, useRef } from 'react';
 
 /** Minimum time between two renders of a streaming text, in ms. */
 const STREAM_RENDER_INTERVAL_MS = 80;
+/** Text that may hold TeX: `$…$`, `$$…$$`, `\(…\)`, `\[…\]` or an environment. */
+const MATH = /\$|\\\(|\\\[|\\begin\{/;
 
 export interface IMarkdownProps {
   text: string;
@@ -70,6 +76,8 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
         } catch (error) {
           widget.node.textContent = value;
         }
+        focusableCode(widget.node);
+        await typeset(rendermime, widget, value, () => renderer.current === widget);
         if (streamingRef.current) {
           await new Promise(resolve => setTimeout(resolve, STREAM_RENDER_INTERVAL_MS));
         }
@@ -80,4 +88,29 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
   }
 
   return <div ref={host} className={className ?? 'jp-HermesMarkdown'} />;
+}
+
+/** Typeset the maths of a rendered text (a failed typeset leaves the TeX source readable). */
+async function typeset(
+  rendermime: IRenderMimeRegistry,
+  widget: IRenderMime.IRenderer,
+  text: string,
+  current: () => boolean
+): Promise<void> {
+  const typesetter = rendermime.latexTypesetter;
+  if (!typesetter || !MATH.test(text) || !current()) {
+    return;
+  }
+  try {
+    await typesetter.typeset(widget.node);
+  } catch (error) {
+    console.warn('hermes-jupyter: maths could not be typeset', error);
+  }
+}
+
+/** Code blocks scroll sideways: keyboard users must be able to focus them to scroll. */
+function focusableCode(node: HTMLElement): void {
+  node.querySelectorAll('pre').forEach(pre => {
+    pre.tabIndex = 0;
+  });
 }

@@ -4,7 +4,7 @@
  * the output is shown with a quiet "saved" note: never an error in its place.
  */
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import React from 'react';
+import React, { useState } from 'react';
 
 import { IRunOutputPayload } from '../../api/contract';
 import { RunFollower } from '../../model/run-follower';
@@ -37,6 +37,7 @@ export function RunView(props: IRunViewProps): JSX.Element {
   const status = ended ? follower.status : state === 'failed' ? (payload?.status ?? 'completed') : 'running';
   const useSaved = state === 'failed' || (rows.length === 0 && (!ended || !!savedMarkdown));
   const streamingId = follower?.transcript.streamingId ?? null;
+  const live = !!follower && (state === 'live' || state === 'reconnecting') && status === 'running';
 
   return (
     <div
@@ -56,6 +57,7 @@ export function RunView(props: IRunViewProps): JSX.Element {
         >
           {STATE_TEXT[state] ?? status}
         </span>
+        {live ? <StopButton follower={follower} /> : null}
       </div>
       {useSaved ? (
         savedMarkdown ? (
@@ -72,10 +74,37 @@ export function RunView(props: IRunViewProps): JSX.Element {
   );
 }
 
+/** Stop for a live run: cancels it on the server; the cell then shows the server's settled rows. */
+function StopButton(props: { follower: RunFollower }): JSX.Element {
+  const [stopping, setStopping] = useState(false);
+  const [failed, setFailed] = useState<string | null>(null);
+  const stop = async () => {
+    setStopping(true);
+    setFailed(null);
+    try {
+      await props.follower.stop();
+    } catch (error) {
+      setStopping(false);
+      setFailed(error instanceof Error ? error.message : String(error));
+    }
+  };
+  return (
+    <button
+      className="jp-Button jp-mod-warn jp-mod-styled jp-HermesRunOutput-stop"
+      data-testid="hermes-run-stop"
+      disabled={stopping}
+      title={failed ? `The run could not be stopped: ${failed}` : 'Stop this run and keep what it wrote so far'}
+      onClick={() => void stop()}
+    >
+      {stopping ? 'Stopping…' : failed ? 'Stop (try again)' : 'Stop'}
+    </button>
+  );
+}
+
 /** The details of a saved output's note (hover), in plain words. */
 function savedTitle(follower: RunFollower | null): string {
   if (!follower || follower.notFound) {
-    return 'The answer saved in this notebook. This server has no record of the run.';
+    return 'This is the answer saved in the notebook; this Jupyter server has no record of that conversation.';
   }
   return `The answer saved in this notebook; the live run cannot be shown (${follower.error ?? 'no connection'}).`;
 }

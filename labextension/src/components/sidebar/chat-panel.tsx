@@ -49,7 +49,13 @@ export function ChatPanel(props: {
       )}
       {model.error && (
         <div className="jp-HermesError" data-testid="hermes-error" role="alert">
-          <span>{model.error}</span>
+          <span>
+            {model.error.text}
+            <details className="jp-HermesError-details">
+              <summary>Details</summary>
+              {model.error.details}
+            </details>
+          </span>
           <button
             className="jp-HermesIconButton"
             title="Dismiss"
@@ -64,6 +70,8 @@ export function ChatPanel(props: {
           Start a new session, or just type a message below.
         </div>
       ) : (
+        <>
+          {status === 'idle' && model.rows.length === 0 && <EmptySession demo={model.session?.backend === 'demo'} />}
         <CardActions.Provider value={model.cardActions}>
           <TranscriptView
             rows={model.rows}
@@ -72,6 +80,7 @@ export function ChatPanel(props: {
             streamingId={model.streamingId}
           />
         </CardActions.Provider>
+        </>
       )}
       <Composer
         streaming={streaming}
@@ -81,6 +90,24 @@ export function ChatPanel(props: {
         onRetry={() => void model.retry()}
         onUndo={() => void model.undo()}
       />
+    </div>
+  );
+}
+
+/** A session with nothing in it yet: what to do next, not a blank panel. */
+function EmptySession(props: { demo: boolean }): JSX.Element {
+  return (
+    <div className="jp-HermesChat-empty" data-testid="hermes-empty-session">
+      <p>This session is empty. Ask a question below and press Enter to send it.</p>
+      <p>
+        Answers stream in here; a code cell starting with <code>%%hermes</code> in a notebook
+        talks to Hermes too.
+      </p>
+      {props.demo && (
+        <p>
+          This is the offline demo agent: try <code>count to 20</code> or <code>use a tool</code>.
+        </p>
+      )}
     </div>
   );
 }

@@ -1,10 +1,16 @@
 /**
- * One session in the list: title, streaming badge, rename (inline) and delete.
+ * One session in the list: title, notebook and age, streaming badge, rename
+ * (inline) and delete.
+ *
+ * The row is a plain list item holding three buttons (open, rename, delete):
+ * no control nests inside another, so each is reachable by keyboard and named
+ * for screen readers. The selected row is marked `aria-current`.
  */
 import React, { useState } from 'react';
 
 import { ISessionSummary } from '../../api/contract';
-import { isStreaming, sessionTitle } from '../../model/sessions';
+import { isStreaming, sessionSubtitle, sessionTitle } from '../../model/sessions';
+import { exactTime, relativeTime } from '../../model/when';
 
 export interface ISessionItemProps {
   session: ISessionSummary;
@@ -14,9 +20,7 @@ export interface ISessionItemProps {
   onDelete: (sid: string) => void;
 }
 
-export const SessionItem = React.memo(function SessionItem(
-  props: ISessionItemProps
-): JSX.Element {
+export const SessionItem = React.memo(function SessionItem(props: ISessionItemProps): JSX.Element {
   const { session, selected } = props;
   const sid = session.session_id;
   const streaming = isStreaming(session);
@@ -42,14 +46,14 @@ export const SessionItem = React.memo(function SessionItem(
       data-testid="hermes-session-item"
       data-session-id={sid}
       data-streaming={streaming ? 'true' : 'false'}
-      aria-selected={selected}
-      role="option"
+      aria-current={selected ? 'true' : undefined}
       onClick={() => props.onSelect(sid)}
     >
       {editing ? (
         <input
           className="jp-HermesSessionItem-input"
           data-testid="hermes-session-rename-input"
+          aria-label="New name of the session"
           autoFocus
           value={draft}
           onClick={event => event.stopPropagation()}
@@ -64,32 +68,21 @@ export const SessionItem = React.memo(function SessionItem(
           }}
         />
       ) : (
-        <span
-          className="jp-HermesSessionItem-title"
-          data-testid="hermes-session-title"
-          title={sessionTitle(session)}
-          onDoubleClick={startRename}
-        >
-          {sessionTitle(session)}
-        </span>
+        <SessionLabel session={session} onRename={startRename} />
       )}
       {streaming && (
         <span className="jp-HermesBadge" data-testid="hermes-streaming-badge">
           streaming
         </span>
       )}
-      <button
-        className="jp-HermesIconButton"
-        data-testid="hermes-session-rename"
-        title="Rename"
-        onClick={startRename}
-      >
+      <button className="jp-HermesIconButton" data-testid="hermes-session-rename" title="Rename" aria-label="Rename" onClick={startRename}>
         ✎
       </button>
       <button
         className="jp-HermesIconButton"
         data-testid="hermes-session-delete"
         title="Delete"
+        aria-label="Delete"
         onClick={event => {
           event.stopPropagation();
           props.onDelete(sid);
@@ -100,3 +93,33 @@ export const SessionItem = React.memo(function SessionItem(
     </li>
   );
 });
+
+/** The open button: title, then the notebook and how long ago the session changed. */
+function SessionLabel(props: { session: ISessionSummary; onRename: (event: React.MouseEvent) => void }): JSX.Element {
+  const { session } = props;
+  const title = sessionTitle(session);
+  const subtitle = sessionSubtitle(session);
+  const when = session.updated_at ?? session.created_at;
+  return (
+    <button
+      className="jp-HermesSessionItem-open"
+      data-testid="hermes-session-open"
+      title={[title, subtitle, when ? `last changed ${exactTime(when)}` : ''].filter(Boolean).join('\n')}
+      onDoubleClick={props.onRename}
+    >
+      <span className="jp-HermesSessionItem-title" data-testid="hermes-session-title">
+        {title}
+      </span>
+      <span className="jp-HermesSessionItem-meta">
+        {subtitle && (
+          <span className="jp-HermesSessionItem-subtitle" data-testid="hermes-session-subtitle">
+            {subtitle}
+          </span>
+        )}
+        <span className="jp-HermesSessionItem-when" data-testid="hermes-session-when">
+          {relativeTime(when)}
+        </span>
+      </span>
+    </button>
+  );
+}

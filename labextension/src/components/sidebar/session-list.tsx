@@ -4,7 +4,7 @@
  */
 import React from 'react';
 
-import { SessionsModel } from '../../model/sessions';
+import { SessionsModel, groupByNotebook } from '../../model/sessions';
 import { useSignal } from '../use-signal';
 import { SessionItem } from './session-item';
 
@@ -19,6 +19,9 @@ export function SessionList(props: ISessionListProps): JSX.Element {
   const { model } = props;
   useSignal(model.changed);
   const select = React.useCallback((sid: string) => model.select(sid), [model]);
+  const groups = groupByNotebook(model.sessions);
+  // Headers only when some session belongs to a notebook: a plain list otherwise.
+  const headed = groups.some(group => group.notebook !== '');
   return (
     <div className="jp-HermesSessions">
       <div className="jp-HermesSessions-header">
@@ -32,20 +35,29 @@ export function SessionList(props: ISessionListProps): JSX.Element {
         </button>
       </div>
       {model.error && (
-        <div className="jp-HermesSessions-error" data-testid="hermes-sessions-error">
-          {model.error}
+        <div className="jp-HermesSessions-error" data-testid="hermes-sessions-error" title={model.error.details}>
+          {model.error.text}
         </div>
       )}
-      <ul className="jp-HermesSessions-list" data-testid="hermes-session-list" role="listbox">
-        {model.sessions.map(session => (
-          <SessionItem
-            key={session.session_id}
-            session={session}
-            selected={session.session_id === model.selectedId}
-            onSelect={select}
-            onRename={props.onRename}
-            onDelete={props.onDelete}
-          />
+      <ul className="jp-HermesSessions-list" data-testid="hermes-session-list" aria-label="Hermes sessions">
+        {groups.map(group => (
+          <React.Fragment key={`group:${group.notebook}`}>
+            {headed && (
+              <li className="jp-HermesSessions-group" data-testid="hermes-session-group" title={group.notebook}>
+                {group.notebook || 'Not in a notebook'}
+              </li>
+            )}
+            {group.sessions.map(session => (
+              <SessionItem
+                key={session.session_id}
+                session={session}
+                selected={session.session_id === model.selectedId}
+                onSelect={select}
+                onRename={props.onRename}
+                onDelete={props.onDelete}
+              />
+            ))}
+          </React.Fragment>
         ))}
         {model.loaded && model.sessions.length === 0 && !model.error && (
           <li className="jp-HermesSessions-empty">No sessions yet.</li>
