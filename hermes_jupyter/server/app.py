@@ -178,11 +178,13 @@ class HermesJupyter(ExtensionApp):
         """After the server listens: tell kernels where it is, and repair what a previous process left.
 
         Kernels get the kernel token (hermes routes only), never the server token: a `JUPYTER_TOKEN`
-        the server was started with is taken out of the environment kernels inherit.
+        the server was started with is taken out of the environment kernels inherit. Under JupyterHub,
+        whose authentication checks every token with the hub (which never heard of the kernel token),
+        kernels use the user's hub token they inherit anyway (docs/agent-reach.md).
         """
         os.environ["HERMES_JUPYTER_SERVER_URL"] = serverapp.connection_url
         os.environ["HERMES_JUPYTER_SERVER_ROOT"] = str(serverapp.root_dir)  # notebook paths become root-relative
-        os.environ["HERMES_JUPYTER_SERVER_TOKEN"] = self.kernel_token
+        os.environ["HERMES_JUPYTER_SERVER_TOKEN"] = os.environ.get("JUPYTERHUB_API_TOKEN") or self.kernel_token
         os.environ.pop("JUPYTER_TOKEN", None)  # read once at start-up (IdentityProvider.token)
         self._startup_scan = asyncio.ensure_future(self._repair_left_pending())
         self._warm_start = asyncio.ensure_future(self._warm_hermes())

@@ -56,7 +56,8 @@ async def test_rest_and_stream_work_under_the_user_prefix(hub: HubProcess) -> No
 def test_admin_settings_outrank_the_users_own_config(hub: HubProcess) -> None:
     alice = api(hub, "alice")
     refused = alice.call("POST", "sessions", {"backend": "openai"})  # alice's ~/.jupyter allows it
-    assert refused.status_code == 400 and "not allowed" in refused.json()["message"]
+    assert refused.status_code == 400 and "not available" in refused.json()["message"]
+    assert "allowed: demo" in refused.json()["detail"]  # what the admin allows, in the details
     for backend in ADMIN_BACKENDS:
         assert alice.call("POST", "sessions", {"backend": backend}).status_code == 201
 

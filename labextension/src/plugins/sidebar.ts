@@ -106,9 +106,21 @@ function showPanel(app: JupyterFrontEnd, id: string): void {
   }
 }
 
-/** Once the panel is laid out (it may just have been shown), give the composer the focus. */
-function focusComposer(node: HTMLElement): void {
+/**
+ * Once the panel is laid out (it may just have been shown), give the composer the focus. The chat
+ * may re-render the composer while its sessions load, which drops the focus to the page body: for
+ * about a second, put it back then, but never take it from an element the user chose meanwhile.
+ */
+function focusComposer(node: HTMLElement, frames = 60): void {
   requestAnimationFrame(() => {
-    node.querySelector<HTMLTextAreaElement>('.jp-HermesComposer-input')?.focus();
+    const input = node.querySelector<HTMLTextAreaElement>('.jp-HermesComposer-input');
+    const active = document.activeElement;
+    const lost = !active || active === document.body || !active.isConnected;
+    if (input && active !== input && (lost || frames === 60)) {
+      input.focus();
+    }
+    if (frames > 0 && (lost || active === input || !input)) {
+      focusComposer(node, frames - 1);
+    }
   });
 }
