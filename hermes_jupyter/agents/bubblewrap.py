@@ -49,6 +49,8 @@ class Sandbox:
             "--unshare-cgroup-try", "--cap-drop", "ALL",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
         ]
+        for path in _under_tmp(command):  # the private /tmp must not hide the command's own files
+            args += ["--ro-bind", path, path]
         for path in _existing(self.writable):
             args += ["--bind", path, path]
         for path in _existing(self.hidden):
@@ -56,6 +58,18 @@ class Sandbox:
         if self.cwd:
             args += ["--chdir", self.cwd]
         return [*args, "--", *command]
+
+
+def _under_tmp(command: list[str]) -> list[str]:
+    """Folders the command needs that live under /tmp: an interpreter's install (the folder above its
+    `bin/`) and the folder of each script or file it is given. Nothing else of /tmp is shown."""
+    folders: list[str] = []
+    for arg in command:
+        if not arg.startswith("/tmp/") or not os.path.exists(arg):
+            continue
+        parent = os.path.dirname(os.path.abspath(arg))
+        folders.append(os.path.dirname(parent) if os.path.basename(parent) == "bin" else parent)
+    return _existing(folders)
 
 
 def _existing(paths: Iterable[str]) -> list[str]:
