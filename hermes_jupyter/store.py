@@ -202,22 +202,7 @@ class SessionStore:
         return session
 
     def _read(self, path: Path) -> Session:
-        """Parse and type-check a sidecar; never follows a link, never raises anything but the two below."""
-        try:
-            raw = read_bytes_nofollow(path)
-        except FileNotFoundError:
-            raise UnknownSession(path.stem) from None
-        except OSError as exc:  # a planted link (SymlinkRefused), a directory, no permission
-            log.error("session sidecar %s cannot be opened and was left in place: %s", path, exc)
-            raise CorruptSession(f"session {path.stem} cannot be opened: {exc.strerror or exc}") from exc
-        try:
-            session = Session.from_json(orjson.loads(raw))
-            if session.session_id != path.stem:
-                raise ValueError(f"session_id {session.session_id!r} does not match the file name")
-            return session
-        except (ValueError, TypeError) as exc:
-            log.error("session sidecar %s is corrupt and was left in place: %s", path, exc)
-            raise CorruptSession(f"session {path.stem} cannot be read: {exc}") from exc
+        return read_sidecar(path)
 
     # -- writing --------------------------------------------------------------------
     def create(self, **values: Any) -> Session:
@@ -443,3 +428,26 @@ def _mtime_ns(path: Path) -> int:
 
 def _listing_row(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k != "mtime_ns"}
+
+
+def read_sidecar(path: Path) -> Session:
+    """Parse and type-check a sidecar; never follows a link, never raises anything but the two below.
+
+    The one way a sidecar is read: the store, and tools that read a state dir without a server.
+    """
+    try:
+        raw = read_bytes_nofollow(path)
+    except FileNotFoundError:
+        raise UnknownSession(path.stem) from None
+    except OSError as exc:  # a planted link (SymlinkRefused), a directory, no permission
+        log.error("session sidecar %s cannot be opened and was left in place: %s", path, exc)
+        raise CorruptSession(f"session {path.stem} cannot be opened: {exc.strerror or exc}") from exc
+    try:
+        session = Session.from_json(orjson.loads(raw))
+        if session.session_id != path.stem:
+            raise ValueError(f"session_id {session.session_id!r} does not match the file name")
+        return session
+    except (ValueError, TypeError) as exc:
+        log.error("session sidecar %s is corrupt and was left in place: %s", path, exc)
+        raise CorruptSession(f"session {path.stem} cannot be read: {exc}") from exc
+

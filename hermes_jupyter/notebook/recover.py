@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Any, Callable, MutableMapping
 
 import nbformat
-import orjson
 
 from ..evidence import read_transcript
 from ..fsio import atomic_write
 from ..ids import is_valid_id
 from ..journal import Journals
 from ..recovery import judge_dead_run
-from ..store import Session
+from ..store import CorruptSession, UnknownSession, read_sidecar
 from ..transcript import Transcript, Verdict
 from .outputs import FINAL_STATUSES, MimeBundle, final_bundle, run_ref_of
 
@@ -42,11 +41,10 @@ def sidecar_verdicts(state_dir: str | os.PathLike[str]) -> VerdictOf:
 
     def verdict_of(session_id: str, run_id: str) -> Verdict:
         try:
-            data = orjson.loads((root / f"{session_id}.json").read_bytes())
-            session = Session.from_json(data) if isinstance(data, dict) else None
-        except (OSError, orjson.JSONDecodeError, TypeError):
-            session = None
-        return judge_dead_run(session, run_id, started) if session is not None else Verdict()
+            session = read_sidecar(root / f"{session_id}.json")
+        except (UnknownSession, CorruptSession):  # logged by read_sidecar; the journal alone decides
+            return Verdict()
+        return judge_dead_run(session, run_id, started)
 
     return verdict_of
 

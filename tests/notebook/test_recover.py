@@ -182,3 +182,20 @@ def test_cli_recover_reports_a_broken_notebook(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "bad.ipynb" in done.stderr
     assert bad.read_text() == "{not json"
+
+
+def test_sidecar_verdicts_treat_a_wrong_typed_or_linked_sidecar_as_unknown(tmp_path: Path) -> None:
+    """`jupyter hermes recover` reads sidecars as the store does: typed, never through a link."""
+    from hermes_jupyter.notebook.recover import sidecar_verdicts
+    from hermes_jupyter.transcript import Verdict
+
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    (sessions / "typed.json").write_text('{"session_id": "typed", "messages": 5}')
+    secret = tmp_path / "elsewhere.json"
+    secret.write_text('{"session_id": "linked"}')
+    (sessions / "linked.json").symlink_to(secret)
+    verdict_of = sidecar_verdicts(tmp_path)
+    assert verdict_of("typed", "run-1") == Verdict()
+    assert verdict_of("linked", "run-1") == Verdict()
+    assert verdict_of("missing", "run-1") == Verdict()
