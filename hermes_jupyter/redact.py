@@ -12,6 +12,7 @@ import logging
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Final, Iterable, Mapping
 
 MASK: Final = "[redacted]"
@@ -19,24 +20,28 @@ MASK: Final = "[redacted]"
 #: Shorter known values are not masked exactly: they would hit ordinary words.
 MIN_KNOWN_SECRET_CHARS: Final = 8
 
-_PATTERNS: Final[tuple[re.Pattern[str], ...]] = (
+#: (a literal every match contains, whether to look for it case-insensitively, the pattern). The literal
+#: lets `Redactor.text` skip a pattern that cannot match, which keeps redaction cheap on the hot path
+#: (every journaled token passes through it).
+_GATED: Final[tuple[tuple[str, bool, re.Pattern[str]], ...]] = (
     # Provider keys with a recognisable prefix (OpenAI, Anthropic, GitHub, Slack, AWS, Google, HF).
-    re.compile(r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}"),
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"),
+    ("-", False, re.compile(r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}")),
+    ("_", False, re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}")),
+    ("xox", False, re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
+    ("AKIA", False, re.compile(r"\bAKIA[0-9A-Z]{16}\b")),
+    ("AIza", False, re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
+    ("hf_", False, re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
     # The hermes routes' kernel token (server/kernel_token.py), of this server or any other.
-    re.compile(r"\bhjk_[A-Za-z0-9_\-]{32,}"),
+    ("hjk_", False, re.compile(r"\bhjk_[A-Za-z0-9_\-]{32,}")),
     # JSON Web Tokens.
-    re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ("eyJ", False, re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
     # Authorization headers.
-    re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/\-]{8,}=*"),
-    re.compile(r"(?i)(?<=\btoken )[A-Za-z0-9._~+/\-]{16,}=*"),
+    ("bearer ", True, re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/\-]{8,}=*")),
+    ("token ", True, re.compile(r"(?i)(?<=\btoken )[A-Za-z0-9._~+/\-]{16,}=*")),
     # Credentials inside URLs: scheme://user:password@host
-    re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),
+    ("://", False, re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)")),
 )
+_PATTERNS: Final[tuple[re.Pattern[str], ...]] = tuple(pattern for _, _, pattern in _GATED)
 
 #: `name=value` / `"name": "value"` where the name says it is a secret.
 _ASSIGNMENT: Final = re.compile(
@@ -57,6 +62,11 @@ class Redactor:
 
     known: frozenset[str] = field(default_factory=frozenset)
 
+    @cached_property
+    def _longest_first(self) -> tuple[str, ...]:
+        """Known secrets, longest first (so a secret containing another is masked whole); sorted once."""
+        return tuple(sorted(self.known, key=len, reverse=True))
+
     @classmethod
     def from_values(cls, values: Iterable[str | None]) -> Redactor:
         return cls(frozenset(v for v in values if v and len(v) >= MIN_KNOWN_SECRET_CHARS))
@@ -74,11 +84,14 @@ class Redactor:
         """`text` with every secret replaced by `[redacted]`."""
         if not text:
             return text
-        for secret in sorted(self.known, key=len, reverse=True):
+        for secret in self._longest_first:
             if secret in text:
                 text = text.replace(secret, MASK)
-        for pattern in _PATTERNS:
-            text = pattern.sub(MASK, text)
+        for needle, fold, pattern in _GATED:
+            if needle in (text.lower() if fold else text):
+                text = pattern.sub(MASK, text)
+        if "=" not in text and ":" not in text:  # `_ASSIGNMENT` needs one (its `sep`), and is the costly scan
+            return text
         return _ASSIGNMENT.sub(_mask_assignment, text)
 
     def value(self, value: Any) -> Any:
