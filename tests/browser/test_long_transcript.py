@@ -45,3 +45,10 @@ def test_long_transcript_opens_at_its_bottom_and_follows_a_new_turn(lab: LabPage
     assert lab.last_message_text() == counting(30)
     distance = lab.transcript_distance_from_bottom()
     assert distance < STICK_PX, (distance, lab.transcript_rows())
+
+    # The reader's own wheel scroll up is theirs: the view stays where they put it.
+    box = lab.page.locator("[data-testid=hermes-transcript]").bounding_box()
+    lab.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    lab.page.mouse.wheel(0, -600)
+    lab.page.wait_for_timeout(800)
+    assert lab.transcript_distance_from_bottom() > STICK_PX

@@ -14,6 +14,8 @@ import { MessageRow } from './message-row';
 const PAGE_ROWS = 40;
 /** Distance from the bottom (px) within which the view follows new text. */
 const STICK_PX = 48;
+/** How long after a wheel, touch or key the scroll that follows is the reader's (ms). */
+const INTENT_MS = 600;
 
 export interface ITranscriptViewProps {
   rows: readonly DisplayRow[];
@@ -107,16 +109,34 @@ export function TranscriptView(props: ITranscriptViewProps): JSX.Element {
     return () => observer.disconnect();
   }, []);
 
-  // Only the reader scrolling up unsticks the view. The browser's scroll anchoring also
-  // scrolls (down) when rows above the viewport finish rendering their markdown; taking
-  // that for the reader would leave a long transcript short of its bottom.
+  // Only the reader scrolling up unsticks the view. The browser also scrolls on its own:
+  // scroll anchoring when rows above the viewport finish rendering their markdown, and a
+  // clamp when a settled row replaces its streaming form with a shorter one. Taking those
+  // for the reader would leave a long transcript short of its bottom, so a scroll up counts
+  // only right after the reader's wheel, touch, key or scrollbar press.
   const lastTop = useRef(0);
+  const intentUntil = useRef(0);
+  const pressed = useRef(false);
+  const noteIntent = () => {
+    intentUntil.current = Date.now() + INTENT_MS;
+  };
+  const onPress = () => {
+    // A scrollbar drag may end outside the transcript: listen on the window for its release.
+    pressed.current = true;
+    const release = () => {
+      pressed.current = false;
+      noteIntent();
+    };
+    window.addEventListener('pointerup', release, { once: true });
+    window.addEventListener('pointercancel', release, { once: true });
+  };
   const onScroll = () => {
     const node = scroller.current;
     if (node) {
+      const byReader = pressed.current || Date.now() < intentUntil.current;
       if (node.scrollHeight - node.scrollTop - node.clientHeight < STICK_PX) {
         stick.current = true;
-      } else if (node.scrollTop < lastTop.current) {
+      } else if (byReader && node.scrollTop < lastTop.current) {
         stick.current = false;
       }
       lastTop.current = node.scrollTop;
@@ -130,6 +150,10 @@ export function TranscriptView(props: ITranscriptViewProps): JSX.Element {
       data-row-count={rows.length}
       ref={scroller}
       onScroll={onScroll}
+      onWheel={noteIntent}
+      onTouchMove={noteIntent}
+      onKeyDown={noteIntent}
+      onPointerDown={onPress}
     >
       {hidden > 0 && (
         <div ref={sentinel} className="jp-HermesTranscript-earlier">
