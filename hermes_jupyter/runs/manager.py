@@ -53,6 +53,10 @@ Lifecycle = Callable[[str, dict[str, Any]], None]
 T = TypeVar("T")
 
 
+#: Session fields a client may change with `PATCH sessions/{sid}`.
+EDITABLE = frozenset({"title", "model", "notebook_path", "kernel_id"})
+
+
 class RunManager:
     def __init__(
         self,
@@ -471,12 +475,22 @@ class RunManager:
     # -- sessions: edits that must not race a run ---------------------------------------------
     async def rename_session(self, session_id: str, title: str) -> Session:
         """Rename under the session lock (save first: a failed save leaves the session as it was)."""
-        validate_id(session_id, "session id")
-        return await self.offload(self._rename_sync, session_id, title)
+        return await self.edit_session(session_id, {"title": title})
 
-    def _rename_sync(self, session_id: str, title: str) -> Session:
+    async def edit_session(self, session_id: str, changes: dict[str, str | None]) -> Session:
+        """Change title, model or notebook binding under the session lock; the next turn uses them.
+
+        `changes` names only fields of `EDITABLE`; a running turn keeps what it started with.
+        """
+        validate_id(session_id, "session id")
+        unknown = set(changes) - EDITABLE
+        if unknown:
+            raise ValueError(f"not editable: {sorted(unknown)}")
+        return await self.offload(self._edit_sync, session_id, changes)
+
+    def _edit_sync(self, session_id: str, changes: dict[str, str | None]) -> Session:
         with self.store.lock(session_id):
-            return self.store.replace(session_id, title=title)
+            return self.store.replace(session_id, **changes)
 
     async def delete_session(self, session_id: str, *, corrupt: bool = False) -> None:
         """Delete a session and its journals, all or nothing; refused while it has a live run.

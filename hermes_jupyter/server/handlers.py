@@ -100,6 +100,28 @@ def _optional_str(body: dict[str, Any], key: str, max_len: int = 4096) -> str | 
     return value
 
 
+_EDIT_LIMITS = {"title": 200, "model": 200, "notebook_path": 4096, "kernel_id": 200}
+
+
+def _session_edits(body: dict[str, Any]) -> dict[str, str | None]:
+    """The fields of a PATCH: a title cannot be empty; model and binding may be null (cleared)."""
+    changes = {key: _optional_str(body, key, limit) for key, limit in _EDIT_LIMITS.items() if key in body}
+    if not changes:
+        raise user_error(400, "Nothing to change: give a title, a model or a notebook.",
+                         f"PATCH takes any of {sorted(_EDIT_LIMITS)}")
+    if "title" in changes:
+        title = (changes["title"] or "").strip()
+        if not title:
+            raise user_error(400, "Give the session a title: it cannot be empty.")
+        changes["title"] = title
+    if changes.get("kernel_id"):
+        validate_id(changes["kernel_id"] or "", "kernel id")
+    for key in ("model", "notebook_path", "kernel_id"):
+        if key in changes and not (changes[key] or "").strip():
+            changes[key] = None
+    return changes
+
+
 def _message(body: dict[str, Any]) -> str:
     message = body.get("message")
     if not isinstance(message, str) or not message.strip():
@@ -173,10 +195,9 @@ class SessionHandler(HermesHandler):
     @authorized
     @api_errors
     async def patch(self, session_id: str) -> None:
-        title = _optional_str(self.json_body(), "title", 200)
-        if not title or not title.strip():
-            raise user_error(400, "Give the session a title: it cannot be empty.")
-        session = await self.hermes.manager.rename_session(self.sid(session_id), title.strip())
+        """`{title?, model?, notebook_path?, kernel_id?}`: rename, switch model, (re)bind; null unbinds."""
+        changes = _session_edits(self.json_body())
+        session = await self.hermes.manager.edit_session(self.sid(session_id), changes)
         self.answer(session.compact())
 
     @web.authenticated

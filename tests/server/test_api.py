@@ -34,6 +34,20 @@ async def test_session_crud(api: HermesClient) -> None:
     assert code == 404 and "message" in err
 
 
+async def test_patch_switches_model_and_rebinds_the_session_for_its_next_turns(api: HermesClient) -> None:
+    sid = (await api.create_session(title="t"))["session_id"]
+    code, edited = await api.call("PATCH", "sessions", sid,
+                                  body={"model": "gpt-x", "notebook_path": "nb/b.ipynb", "kernel_id": "k-2"})
+    assert code == 200 and edited["model"] == "gpt-x" and edited["notebook_path"] == "nb/b.ipynb", edited
+    assert edited["title"] == "t" and edited["kernel_id"] == "k-2"
+    code, unbound = await api.call("PATCH", "sessions", sid, body={"notebook_path": None, "kernel_id": ""})
+    assert code == 200 and unbound["notebook_path"] is None and unbound["kernel_id"] is None
+    assert unbound["model"] == "gpt-x"
+    assert (await api.call("PATCH", "sessions", sid, body={}))[0] == 400
+    assert (await api.call("PATCH", "sessions", sid, body={"title": "  "}))[0] == 400
+    assert (await api.call("PATCH", "sessions", sid, body={"kernel_id": "../k"}))[0] == 400
+
+
 async def test_run_streams_over_websocket_and_settles(api: HermesClient) -> None:
     sid = (await api.create_session())["session_id"]
     run_id = await api.start(sid, "count to 30")
