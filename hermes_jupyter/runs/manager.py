@@ -36,7 +36,8 @@ from ..recovery import Recovery
 from ..store import Session, SessionStore
 from ..titles import title_for_turn
 from ..transcript import Transcript, TranscriptFold, Verdict, api_messages
-from . import settle
+from . import continuation, settle
+from .continuation import NothingToContinue as NothingToContinue  # raised by continue_turn; handlers map it to 409
 from .settle import NothingToRetry as NothingToRetry  # raised by retry/undo; handlers map it to 409
 from .binding import sync_session_split
 from .diskfull import DISK_FULL, SpaceWaiter
@@ -235,9 +236,11 @@ class RunManager:
             session_id=run.session_id, run_id=run.run_id, message=run.message,
             history=api_messages(session.context_messages),
             attachments=list(session.pending_attachments), backend_session_id=run.started_backend_id,
-            model=session.model, notebook=run.notebook,
+            model=session.model, notebook=run.notebook, continues=continuation.of_session(session),
         )
         try:
+            if request.continues is not None:
+                continuation.announce(run.sink, request.continues)
             return await run.backend.run_turn(request, run.sink)
         except asyncio.CancelledError:
             if run.state == "running":
@@ -456,6 +459,13 @@ class RunManager:
             return str(user.get("content") or ""), list(user.get("attachments") or [])
 
         return await self.start_run(session_id, None, prepare=prepare)
+
+    async def continue_turn(self, session_id: str, *, notebook: NotebookBinding | None = None) -> tuple[Run, str]:
+        """Continue the last interrupted or cancelled turn as the rest of its answer (runs/continuation.py);
+        returns the new run and the id of the run it continues."""
+        prepare = continuation.Prepare()
+        run = await self.start_run(session_id, None, notebook=notebook, prepare=prepare)
+        return run, str(prepare.continues)
 
     async def undo(self, session_id: str) -> Session:
         """Remove the last turn (its user row and everything after it)."""
