@@ -90,3 +90,4 @@ def of_session(session: Session) -> Continuation | None:
 def announce(sink: EventSink, continues: Continuation) -> None:
     """The continuing run's first journal row: `{continues: <run_id>}`, before the backend's own events."""
     sink.emit(CONTINUATION, {"continues": continues.run_id})
+

@@ -35,7 +35,7 @@ from ..notebook.outputs import MimeBundle, final_bundle
 from ..recovery import Recovery
 from ..store import Session, SessionStore
 from ..titles import title_for_turn
-from ..transcript import Transcript, TranscriptFold, Verdict, api_messages
+from ..transcript import Transcript, TranscriptFold, Verdict, api_messages, part_reader, whole_answer
 from . import continuation, settle
 from .continuation import NothingToContinue as NothingToContinue  # raised by continue_turn; handlers map it to 409
 from .settle import NothingToRetry as NothingToRetry  # raised by retry/undo; handlers map it to 409
@@ -552,14 +552,18 @@ class RunManager:
 
     def run_bundle(self, run_id: str) -> MimeBundle:
         """The cell bundle of a run, from the one renderer (what every notebook writer writes)."""
-        return final_bundle(self.run_transcript(run_id))
+        return self._bundle(self.run_transcript(run_id))
+
+    def _bundle(self, transcript: Transcript) -> MimeBundle:
+        """A continuation's cell shows the whole answer: the parts it continues, then its own rows."""
+        return final_bundle(whole_answer(transcript, part_reader(self.run_transcript)))
 
     def settled_message(self, run_id: str) -> dict[str, Any]:
         """The last message of a run stream: the server's verdict, so no client has to poll (docs/api.md)."""
         transcript = self.run_transcript(run_id)
         return {
             "settled": True, "run_id": run_id, "session_id": transcript.session_id, "status": transcript.status,
-            "transcript": transcript.to_json(), "bundle": final_bundle(transcript),
+            "transcript": transcript.to_json(), "bundle": self._bundle(transcript),
         }
 
     def active_runs(self) -> list[Run]:
