@@ -3,10 +3,11 @@
  * notices, never as an answer.
  */
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import React from 'react';
+import React, { useContext, useState } from 'react';
 
 import { IMarkerRow } from '../../api/rows';
 import { Markdown } from '../messages/markdown';
+import { CardActions } from './card-actions';
 
 export const Marker = React.memo(function Marker(props: {
   row: IMarkerRow;
@@ -23,6 +24,31 @@ export const Marker = React.memo(function Marker(props: {
       role="status"
     >
       <Markdown text={row.text} rendermime={rendermime} />
+      {row.continuable ? <ContinueButton /> : null}
     </div>
   );
 });
+
+/** Continue on the answer that ends the session: the rest streams in below the marker, which stays. */
+function ContinueButton(): JSX.Element | null {
+  const { continueTurn } = useContext(CardActions);
+  const [busy, setBusy] = useState(false);
+  if (!continueTurn) {
+    return null;
+  }
+  const click = () => {
+    setBusy(true);
+    void continueTurn().finally(() => setBusy(false));
+  };
+  return (
+    <button
+      className="jp-Button jp-mod-accept jp-mod-styled jp-HermesMarker-continue"
+      data-testid="hermes-continue"
+      disabled={busy}
+      title="Let the agent carry on from where this answer stopped"
+      onClick={click}
+    >
+      {busy ? 'Continuing…' : 'Continue'}
+    </button>
+  );
+}

@@ -26,16 +26,23 @@ export interface IRunViewProps {
   /** The text saved in the output bundle. */
   savedMarkdown: string;
   rendermime: IRenderMimeRegistry;
+  /** The answer this run continues, followed here when Continue was pressed in this cell (shown first). */
+  earlier?: RunFollower | null;
+  /** Continue this run's answer (a Continue button once it ended interrupted or stopped). */
+  onContinue?: () => Promise<void>;
 }
 
 export function RunView(props: IRunViewProps): JSX.Element {
-  const { follower, rendermime, savedMarkdown, payload } = props;
+  const { follower, rendermime, savedMarkdown, payload, earlier } = props;
   useSignal(follower?.changed ?? null);
   const state = follower?.state ?? 'failed';
-  const rows = follower?.transcript.rows ?? [];
+  const rows = [...(earlier?.transcript.rows ?? []), ...(follower?.transcript.rows ?? [])];
   const ended = !!follower && state === 'ended';
   const status = ended ? follower.status : state === 'failed' ? (payload?.status ?? 'completed') : 'running';
-  const useSaved = state === 'failed' || (rows.length === 0 && (!ended || !!savedMarkdown));
+  // A settled continuation's saved bundle is the server's whole answer; its own rows are only the last part.
+  const whole = !earlier && !!payload?.continues && ended && !!savedMarkdown;
+  const useSaved = whole || state === 'failed' || (rows.length === 0 && (!ended || !!savedMarkdown));
+  const continuable = ended && (status === 'cancelled' || status === 'interrupted') && !!props.onContinue;
   const streamingId = follower?.transcript.streamingId ?? null;
   const live = !!follower && (state === 'live' || state === 'reconnecting') && status === 'running';
 
@@ -58,6 +65,7 @@ export function RunView(props: IRunViewProps): JSX.Element {
           {STATE_TEXT[state] ?? status}
         </span>
         {live ? <StopButton follower={follower} /> : null}
+        {continuable ? <ContinueButton onContinue={props.onContinue!} /> : null}
       </div>
       {useSaved ? (
         savedMarkdown ? (
@@ -97,6 +105,34 @@ function StopButton(props: { follower: RunFollower }): JSX.Element {
       onClick={() => void stop()}
     >
       {stopping ? 'Stopping…' : failed ? 'Stop (try again)' : 'Stop'}
+    </button>
+  );
+}
+
+/** Continue for an answer that ended interrupted or stopped: its rest streams into this cell. */
+function ContinueButton(props: { onContinue: () => Promise<void> }): JSX.Element {
+  const [busy, setBusy] = useState(false);
+  const [failed, setFailed] = useState<string | null>(null);
+  const click = async () => {
+    setBusy(true);
+    setFailed(null);
+    try {
+      await props.onContinue();
+    } catch (error) {
+      setFailed(error instanceof Error ? error.message : String(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <button
+      className="jp-Button jp-mod-accept jp-mod-styled jp-HermesRunOutput-continue"
+      data-testid="hermes-run-continue"
+      disabled={busy}
+      title={failed ?? 'Let the agent carry on from where this answer stopped, in this cell'}
+      onClick={() => void click()}
+    >
+      {busy ? 'Continuing…' : failed ? 'Continue (try again)' : 'Continue'}
     </button>
   );
 }
