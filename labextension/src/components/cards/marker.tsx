@@ -14,7 +14,7 @@ export const Marker = React.memo(function Marker(props: {
   rendermime: IRenderMimeRegistry;
 }): JSX.Element {
   const { row, rendermime } = props;
-  return (
+  const marker = (
     <div
       className={`jp-HermesMarker jp-mod-${row.variant}`}
       data-testid="hermes-marker"
@@ -24,9 +24,10 @@ export const Marker = React.memo(function Marker(props: {
       role="status"
     >
       <Markdown text={row.text} rendermime={rendermime} />
-      {row.continuable ? <ContinueButton /> : null}
     </div>
   );
+  // The button follows the marker (not inside it): the marker's words stay the server's alone.
+  return row.continuable ? <>{marker}<ContinueButton /></> : marker;
 });
 
 /** Continue on the answer that ends the session: the rest streams in below the marker, which stays. */
