@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
-from .lab_page import LabPage
+from .lab_page import RUN_OUTPUT, LabPage
+from .test_kernel_restart import write_notebook
 
 CONTINUE = "[data-testid=hermes-continue]"
+RUN_MIME = "application/vnd.hermes.run+json"
 N = 300
 
 
@@ -33,3 +35,34 @@ def test_continue_after_stop_finishes_the_count_below_the_kept_marker(lab: LabPa
     assert lab.page.locator(CONTINUE).count() == 0  # the answer finished: nothing left to continue
     stored = lab.server.get(f"sessions/{session_id}").json()["messages"]
     assert [m.get("type", m["role"]) for m in stored] == ["user", "assistant", "cancelled", "assistant"]
+
+
+_CELL_BUNDLE_JS = """() => {
+  const cell = window.jupyterapp.shell.currentWidget.content.widgets[1];
+  const outputs = cell.model.outputs;
+  return Array.from({length: outputs.length}, (_, i) => outputs.get(i).data);
+}"""
+
+
+def test_continue_in_the_cell_streams_the_rest_into_the_same_cell(lab: LabPage) -> None:
+    write_notebook(lab.server, "cell_continue.ipynb", f"count to {N}")
+    lab.open_notebook("cell_continue.ipynb")
+    lab.run_all_cells()
+    lab.wait_run_output_streaming(tokens=20)
+    lab.click_run_output_stop()
+    lab.wait_run_output_status("cancelled")
+    first = lab.run_output().get_attribute("data-run-id")
+    lab.page.click(f"{RUN_OUTPUT} [data-testid=hermes-run-continue]")
+    lab.wait_run_output_status("completed", timeout_s=60)
+    lab.page.wait_for_function(f"() => ({_CELL_BUNDLE_JS})().some(d => d['{RUN_MIME}']?.status === 'completed')")
+    lab.screenshot("cell-continue")
+
+    assert lab.page.locator(RUN_OUTPUT).count() == 1  # one cell, one output: the same cell goes on
+    (data,) = lab.page.evaluate(_CELL_BUNDLE_JS)
+    ref = data[RUN_MIME]
+    assert ref["continues"] == first and ref["run_id"] != first
+    assert data == lab.server.get(f"runs/{ref['run_id']}/bundle").json()  # the server's bundle, as rendered there
+    body = data["text/markdown"].split("<sub>")[0]
+    assert "Task cancelled." in body  # the marker stays between the parts
+    assert [int(n) for n in re.findall(r"\b\d+\b", body)] == list(range(1, N + 1))
+    assert [m.kind for m in lab.run_output_markers()] == ["cancelled"]

@@ -82,27 +82,34 @@ export function RunView(props: IRunViewProps): JSX.Element {
   );
 }
 
+/**
+ * A button's one server action: busy from the click on (the view moves on once it succeeds),
+ * and clickable again with the reason when it failed.
+ */
+function useAttempt(act: () => Promise<unknown>): [boolean, string | null, () => void] {
+  const [busy, setBusy] = useState(false);
+  const [failed, setFailed] = useState<string | null>(null);
+  const run = () => {
+    setBusy(true);
+    setFailed(null);
+    act().catch(error => {
+      setBusy(false);
+      setFailed(error instanceof Error ? error.message : String(error));
+    });
+  };
+  return [busy, failed, run];
+}
+
 /** Stop for a live run: cancels it on the server; the cell then shows the server's settled rows. */
 function StopButton(props: { follower: RunFollower }): JSX.Element {
-  const [stopping, setStopping] = useState(false);
-  const [failed, setFailed] = useState<string | null>(null);
-  const stop = async () => {
-    setStopping(true);
-    setFailed(null);
-    try {
-      await props.follower.stop();
-    } catch (error) {
-      setStopping(false);
-      setFailed(error instanceof Error ? error.message : String(error));
-    }
-  };
+  const [stopping, failed, stop] = useAttempt(() => props.follower.stop());
   return (
     <button
       className="jp-Button jp-mod-warn jp-mod-styled jp-HermesRunOutput-stop"
       data-testid="hermes-run-stop"
       disabled={stopping}
       title={failed ? `The run could not be stopped: ${failed}` : 'Stop this run and keep what it wrote so far'}
-      onClick={() => void stop()}
+      onClick={stop}
     >
       {stopping ? 'Stopping…' : failed ? 'Stop (try again)' : 'Stop'}
     </button>
@@ -111,26 +118,14 @@ function StopButton(props: { follower: RunFollower }): JSX.Element {
 
 /** Continue for an answer that ended interrupted or stopped: its rest streams into this cell. */
 function ContinueButton(props: { onContinue: () => Promise<void> }): JSX.Element {
-  const [busy, setBusy] = useState(false);
-  const [failed, setFailed] = useState<string | null>(null);
-  const click = async () => {
-    setBusy(true);
-    setFailed(null);
-    try {
-      await props.onContinue();
-    } catch (error) {
-      setFailed(error instanceof Error ? error.message : String(error));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const [busy, failed, click] = useAttempt(props.onContinue);
   return (
     <button
       className="jp-Button jp-mod-accept jp-mod-styled jp-HermesRunOutput-continue"
       data-testid="hermes-run-continue"
       disabled={busy}
       title={failed ?? 'Let the agent carry on from where this answer stopped, in this cell'}
-      onClick={() => void click()}
+      onClick={click}
     >
       {busy ? 'Continuing…' : failed ? 'Continue (try again)' : 'Continue'}
     </button>
