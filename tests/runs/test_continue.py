@@ -166,3 +166,35 @@ async def test_a_continuations_cell_bundle_shows_the_whole_answer_with_its_marke
     assert recovered == bundle  # jupyter hermes recover writes the same bytes
     plain = hermes_engine.manager.run_bundle(run.run_id)
     assert "continues" not in plain["application/vnd.hermes.run+json"]  # the interrupted run's own bundle
+
+
+async def test_the_openai_model_gets_its_partial_answer_as_a_prefix_over_http(hermes_core: Core) -> None:
+    from hermes_jupyter.agents.continuing import CONTINUE_INSTRUCTION
+    from hermes_jupyter.agents.openai import OpenAIAgent
+    from hermes_jupyter.runs.manager import RunManager
+
+    from ..fakes.openai_stub_server import STUB_MODEL, OpenAIStubServer
+
+    with OpenAIStubServer(slow_chunk_delay_s=0.01) as stub:
+        agent = OpenAIAgent(base_url=stub.base_url, model=STUB_MODEL, api_key="")
+        core = hermes_core
+        manager = RunManager(core.store, core.journals, core.recovery, core.live, {"openai": agent},
+                             default_backend="openai", cancel_grace_s=0.5)
+        session = core.store.create(backend="openai")
+        run = await manager.start_run(session.session_id, "count to 400 slowly")
+        while run.channel.last_seq < 10:
+            await asyncio.sleep(0.005)
+        await manager.cancel(run.run_id)
+        partial = core.store.load(session.session_id).messages[1]["content"]
+        cont, _ = await manager.continue_turn(session.session_id)
+        await cont.done.wait()
+        await agent.aclose()
+    sent = stub.chat_requests()[-1]["messages"]
+    assert sent == [
+        {"role": "user", "content": "count to 400 slowly"},
+        {"role": "assistant", "content": partial},  # its own unfinished answer, once
+        {"role": "user", "content": CONTINUE_INSTRUCTION},
+    ]
+    saved = core.store.load(session.session_id)
+    assert [m["role"] for m in saved.messages].count("user") == 1
+    assert saved.messages[-1]["content"] == "Hello from the stub model." and saved.messages[-1]["_continues"] == run.run_id
