@@ -276,16 +276,16 @@ class HermesMagics(Magics):
         ctx = self._context()
         started = self.client.continue_session(
             self.session_id, notebook_path=ctx.notebook_path, cell_id=ctx.cell_id, kernel_id=ctx.kernel_id)
-        self._show_run(self.session_id, str(started["run_id"]), whole_answer=True)
+        self._show_run(self.session_id, str(started["run_id"]))
 
-    def _show_run(self, session_id: str, run_id: str, *, whole_answer: bool = False) -> None:
-        """Stream a started run into this cell; `whole_answer`: end with the server's bundle (a continuation)."""
+    def _show_run(self, session_id: str, run_id: str) -> None:
+        """Stream a started run into this cell, the magic's one way to show a run."""
         cell = LiveCell(session_id, run_id, base_path=urlsplit(self.client.server.url).path or "/")
         self.last_cell = cell
         cell.show()
         stream = self.client.stream(run_id).start()
         try:
-            self._follow(cell, stream, server_bundle=whole_answer)
+            self._follow(cell, stream)
         except KeyboardInterrupt:
             self._stop_after_interrupt(cell, run_id)
         except StreamLost as exc:
@@ -295,7 +295,7 @@ class HermesMagics(Magics):
         finally:
             stream.close()
 
-    def _follow(self, cell: LiveCell, stream: RunStream, *, server_bundle: bool = False) -> None:
+    def _follow(self, cell: LiveCell, stream: RunStream) -> None:
         wait_s = 0.05
         while True:
             rows = stream.get_batch(wait_s)
@@ -303,10 +303,22 @@ class HermesMagics(Magics):
                 break
             cell.feed(rows)
             wait_s = max(0.01, cell.tick())
-        if cell.output.terminal is not None and not server_bundle:
-            cell.finish()  # the same rows and renderer as the server's bundle route: the same bytes
+        self._finish(cell)
+
+    def _finish(self, cell: LiveCell) -> None:
+        """End the cell with its static bundle: the kernel's own render of the rows (the same rows and
+        renderer as the server's bundle route: the same bytes), or the server's bundle when the run has no
+        terminal row (its verdict) or continues another (the whole answer, every part)."""
+        if cell.output.terminal is None:
+            cell.finish(bundle=self.client.bundle(cell.output.run_id))
+        elif not cell.output.continues:
+            cell.finish()
         else:
-            cell.finish(bundle=self.client.bundle(cell.output.run_id))  # no terminal row: the server's verdict
+            try:
+                bundle = self.client.bundle(cell.output.run_id)
+            except Exception:  # noqa: BLE001 - without the server's bundle the cell keeps this part's own render
+                bundle = None
+            cell.finish(bundle=bundle)
 
     def _stop_after_interrupt(self, cell: LiveCell, run_id: str) -> None:
         """■ during a run: the cell ends with the partial output and the server's cancel note, no traceback.
@@ -336,7 +348,10 @@ class HermesMagics(Magics):
                 if not page.get("events"):
                     time.sleep(0.05)
         finally:
-            cell.finish()
+            if cell.output.terminal is not None:
+                self._finish(cell)
+            else:
+                cell.finish()
 
 
 class RunStopped(Exception):

@@ -89,6 +89,11 @@ class RunOutput:
     def terminal(self) -> JournalRow | None:
         return self._fold.terminal
 
+    @property
+    def continues(self) -> str | None:
+        """The run this one continues, once its first row said so (CONTRACT §10)."""
+        return self._fold.continues
+
     def feed(self, rows: Iterable[JournalRow]) -> None:
         """Add rows in seq order; rows at or below the last seq are ignored (a resumed stream may repeat)."""
         self._fold.feed(rows)

@@ -57,3 +57,29 @@ def test_hermes_continue_says_so_when_the_last_answer_finished(slow_server: Serv
     asyncio.run(run())
     printed = "".join(o.get("text", "") for o in nb.cells[2].outputs if o["output_type"] == "stream")
     assert "nothing to continue" in printed and "Traceback" not in printed
+
+
+def test_a_continuation_stopped_by_a_kernel_interrupt_keeps_both_parts_in_its_cell(slow_server: ServerProcess) -> None:
+    nb = hermes_notebook("count to 100000")
+    nb.cells.append(new_code_cell("%hermes continue"))
+
+    async def run() -> str:
+        async with own_kernel(nb, slow_server) as client:
+            await client.async_execute_cell(nb.cells[0], 0)
+            for index in (1, 2):
+                task = asyncio.ensure_future(client.async_execute_cell(nb.cells[index], index))
+                ref = await wait_for_seq(client, index, 10)
+                await client.km.interrupt_kernel()
+                await task
+                if index == 1:
+                    first = str(ref["run_id"])
+            return first
+
+    first = asyncio.run(run())
+    data = hermes_outputs(nb.cells[2])[-1]["data"]
+    ref = data[RUN_MIME]
+    assert ref["status"] == "cancelled" and ref["continues"] == first
+    head, marker, tail = data["text/markdown"].partition("**Task cancelled.**")
+    assert marker and "**Task cancelled.**" in tail  # both stops kept, each after its part
+    numbers = [int(n) for n in re.findall(r"\b\d+\b", data["text/markdown"])]
+    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 20
