@@ -19,7 +19,7 @@ from ..agents.base import Continuation, EventSink
 from ..events import CONTINUATION
 from ..ids import is_valid_id
 from ..store import Session
-from ..transcript import continued_answer
+from ..transcript import continued_answer, continued_turn_start
 from . import settle
 
 #: Marker types a continuation picks up after (an error is retried, not continued).
@@ -57,7 +57,10 @@ def continue_point(session: Session) -> ContinuePoint:
     if not is_valid_id(run_id):
         raise NothingToContinue(f"the marker of session {session.session_id} names no run")
     prompt = messages[user]
-    return ContinuePoint(str(run_id), user, str(prompt.get("content") or ""), list(prompt.get("attachments") or []))
+    text = str(prompt.get("content") or "")
+    if not text.strip():
+        raise NothingToContinue(f"the last turn of session {session.session_id} has no prompt to continue")
+    return ContinuePoint(str(run_id), user, text, list(prompt.get("attachments") or []))
 
 
 class Prepare:
@@ -78,12 +81,9 @@ class Prepare:
 def of_session(session: Session) -> Continuation | None:
     """The continuation a pending turn asks for, with the answer so far, or None for an ordinary turn."""
     run_id = session.pending_continues
-    if not run_id:
+    if not run_id or continued_turn_start(session) is None:
         return None
-    try:
-        user = settle.last_user_index(session)
-    except settle.NothingToRetry:
-        return Continuation(run_id=run_id, partial="")
+    user = settle.last_user_index(session)  # continued_turn_start found it
     return Continuation(run_id=run_id, partial=continued_answer(session, user))
 
 

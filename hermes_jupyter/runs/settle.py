@@ -144,7 +144,7 @@ def settle_completed(
     fold_turn(session, run_id, transcript)
     if replace_context:
         session.context_messages = list(context)
-    elif context and not session.pending_continues:  # a continuation's text already joined its answer's row
+    elif context and continued_turn_start(session) is None:  # a continuation's text already joined its answer
         ctx = session.context_messages
         last_user = max((i for i, r in enumerate(ctx) if r.get("role") == "user"), default=-1)
         session.context_messages = ctx[: last_user + 1] + list(context)

@@ -52,7 +52,7 @@ class Merge:
         self._cards_before = list(session.tool_calls)
         self._claimed: set[int] = set()
         self._current: int | None = None
-        self.continues = session.pending_continues
+        self.continues = session.pending_continues if continued_turn_start(session) is not None else None
 
     def tags(self) -> dict[str, Any]:
         tags: dict[str, Any] = {"_continues": self.continues} if self.continues else {}
@@ -219,13 +219,14 @@ def continued_turn_start(session: Session) -> int | None:
     if not run_id:
         return None
     messages = session.messages
-    for idx in range(len(messages) - 1, -1, -1):
-        row = messages[idx]
-        if row.get("_error") and run_id in (row.get("_run_id"), row.get("_journal_retry_stream_id")):
+    user = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
+    if user is None or messages[user].get("content") != session.pending_user_message:
+        return None  # the pending prompt is a new turn's: nothing here is continued
+    markers = [i for i in range(user + 1, len(messages)) if messages[i].get("_error")]
+    for idx in reversed(markers):
+        if run_id in (messages[idx].get("_run_id"), messages[idx].get("_journal_retry_stream_id")):
             return idx
-        if row.get("role") == "user":
-            return idx  # an untagged marker: the turn's user row bounds it
-    return max(len(messages) - 1, 0)
+    return markers[0] if markers else None  # an untagged marker; none: a new turn of the same words
 
 
 def _run_of(row: dict[str, Any]) -> Any:

@@ -198,3 +198,16 @@ async def test_the_openai_model_gets_its_partial_answer_as_a_prefix_over_http(he
     saved = core.store.load(session.session_id)
     assert [m["role"] for m in saved.messages].count("user") == 1
     assert saved.messages[-1]["content"] == "Hello from the stub model." and saved.messages[-1]["_continues"] == run.run_id
+
+
+async def test_a_left_over_continue_mark_does_not_swallow_a_new_turn(hermes_engine: Engine) -> None:
+    session, run = await started(hermes_engine, f"count to {N}")
+    await hermes_engine.manager.cancel(run.run_id)
+    hermes_engine.core.store.load(session.session_id).pending_continues = run.run_id  # an admission that failed
+    new = await hermes_engine.manager.start_run(session.session_id, "count to 3")
+    await new.done.wait()
+    saved = hermes_engine.core.store.load(session.session_id)
+    kinds = [m.get("type") if m.get("_error") else m["role"] for m in saved.messages]
+    assert kinds == ["user", "assistant", "cancelled", "user", "assistant"]
+    assert "_continues" not in saved.messages[-1] and saved.messages[-1]["content"] == "1 2 3"
+    assert saved.pending_continues is None
