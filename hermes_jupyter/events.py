@@ -26,6 +26,8 @@ CANCEL: Final = "cancel"
 APPERROR: Final = "apperror"
 STREAM_END: Final = "stream_end"
 ERROR: Final = "error"
+#: The first row of a run that continues an interrupted one: `{continues: <run_id>}` (CONTRACT §10).
+CONTINUATION: Final = "continuation"
 
 #: Events that end a run. `stream_end`/`error` are accepted from foreign
 #: journals (the peer writes them) but our engine never emits them.

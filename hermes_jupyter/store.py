@@ -63,6 +63,8 @@ class Session:
     pending_user_message: str | None = None
     pending_attachments: list[dict[str, Any]] = field(default_factory=list)
     pending_started_at: float | None = None
+    #: The run the pending turn continues (`POST sessions/{sid}/continue`), else None.
+    pending_continues: str | None = None
     notebook_path: str | None = None
     cell_id: str | None = None
     kernel_id: str | None = None

@@ -25,12 +25,28 @@ class NotebookBinding:
 
 
 @dataclass(frozen=True, slots=True)
+class Continuation:
+    """The turn a run continues: the interrupted run, and its recovered partial answer.
+
+    `partial` is the assistant text the user already sees for that turn (every earlier
+    part, continuations included); the backend hands it to the model as the model's own
+    unfinished answer, never as new user input. `history` in the request already ends
+    with that answer's rows: backends that need it apart (a prefix) take it from here.
+    """
+
+    run_id: str
+    partial: str
+
+
+@dataclass(frozen=True, slots=True)
 class TurnRequest:
     """Everything a backend needs for one turn.
 
     `history` is the model-facing context (`context_messages`, OpenAI chat shape,
     already stripped of display-only rows and markers). `backend_session_id` is
     the backend's own session handle bound to this session, if it has one.
+    With `continues`, the turn continues an interrupted answer: `message` is that
+    turn's user prompt (already in `history`, not to be sent again as new input).
     """
 
     session_id: str
@@ -41,6 +57,7 @@ class TurnRequest:
     backend_session_id: str | None = None
     model: str | None = None
     notebook: NotebookBinding | None = None
+    continues: Continuation | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,9 @@ DEMO_REPLY = (
     "such as llama.cpp or vLLM), or use `--HermesJupyter.backend=hermes` to drive Hermes Agent."
 )
 
+#: What the demo adds when it continues a reply that is not a count (it has nothing more to say).
+CONTINUED_REPLY = "(The offline demo agent continues only `count to N`; that is all it had to say.)"
+
 Step = tuple[str, dict[str, Any]]
 #: A script step that asks for approval instead of emitting an event.
 APPROVAL_STEP = "_approval"
@@ -59,13 +62,21 @@ def _words(text: str) -> Iterator[Step]:
         yield "token", {"text": word}
 
 
-def demo_script(message: str, max_count: int) -> Iterator[Step]:
-    """The events the demo agent emits for a prompt, in order (without the terminal event)."""
+def demo_script(message: str, max_count: int, partial: str | None = None) -> Iterator[Step]:
+    """The events the demo agent emits for a prompt, in order (without the terminal event).
+
+    `partial` is the answer so far of a turn being continued (CONTRACT §11): `count to N`
+    resumes from the last number in it + 1; any other prompt says there is nothing to add.
+    """
     match = _COUNT_RE.search(message)
     if match:
         n = min(int(match.group(1)), max_count)
-        for i in range(1, n + 1):
+        start = _last_number(partial) + 1 if partial is not None else 1
+        for i in range(start, n + 1):
             yield "token", {"text": str(i) if i == 1 else f" {i}"}
+        return
+    if partial is not None:
+        yield from _words(CONTINUED_REPLY)
         return
     if "use a tool" in message.lower():
         yield "reasoning", {"text": "The user wants to see a tool call; I will list the demo files."}
@@ -98,6 +109,12 @@ def demo_script(message: str, max_count: int) -> Iterator[Step]:
         return
     for word in re.findall(r"\S+\s*|\s+", DEMO_REPLY):
         yield "token", {"text": word}
+
+
+def _last_number(text: str | None) -> int:
+    """The last whole number in `text`, or 0 when it has none."""
+    numbers = re.findall(r"\d+", text or "")
+    return int(numbers[-1]) if numbers else 0
 
 
 def _plan() -> Iterator[Step]:
@@ -134,7 +151,8 @@ class DemoAgent(Configurable):
         stop = self._stops.setdefault(request.run_id, asyncio.Event())
         text: list[str] = []
         try:
-            for i, (event, payload) in enumerate(demo_script(request.message, self.max_count)):
+            partial = request.continues.partial if request.continues is not None else None
+            for i, (event, payload) in enumerate(demo_script(request.message, self.max_count, partial)):
                 if await self._paused(stop, i):
                     return _result("".join(text), request.message, interrupted=True)
                 if event == APPROVAL_STEP:

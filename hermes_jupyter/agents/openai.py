@@ -21,6 +21,7 @@ from traitlets.config import Configurable
 
 from ..events import REASONING, STATUS, TOKEN, TOOL, TOOL_COMPLETE
 from .base import EventSink, TurnRequest, TurnResult
+from .continuing import continuation_messages
 from .errors import failed_turn
 from .models import model_entry
 from .openai_stream import (
@@ -315,6 +316,8 @@ class OpenAIAgent(Configurable):
 
     def _opening_messages(self, request: TurnRequest) -> list[dict[str, Any]]:
         system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        if request.continues is not None:
+            return [*system, *continuation_messages(request.history, request.continues)]
         return [*system, *request.history, {"role": "user", "content": request.message}]
 
     def _request_body(

@@ -170,6 +170,11 @@ class HermesClient:
         body = {"message": message, **{k: v for k, v in binding.items() if v}}
         return dict(self.request("POST", f"sessions/{quote(session_id)}/runs", body=body))
 
+    def continue_session(self, session_id: str, **binding: str | None) -> dict[str, Any]:
+        """Continue the session's last interrupted or cancelled turn: `{run_id, session_id, continues}`."""
+        body = {k: v for k, v in binding.items() if v}
+        return dict(self.request("POST", f"sessions/{quote(session_id)}/continue", body=body))
+
     def run_status(self, run_id: str) -> dict[str, Any]:
         return dict(self.request("GET", f"runs/{quote(run_id)}"))
 

@@ -26,7 +26,8 @@ USAGE = """\
 %%hermes [--session NAME | --new]   the cell body is the prompt
 %hermes PROMPT                      a one-line prompt
 %hermes sessions                    list this server's sessions, newest first
-%hermes cancel                      cancel the running turn of this notebook's session"""
+%hermes cancel                      cancel the running turn of this notebook's session
+%hermes continue                    continue this notebook session's last interrupted or stopped answer"""
 #: Rows `%hermes sessions` shows: one page of the server's listing, newest first.
 SESSIONS_SHOWN = 50
 #: Seconds to wait for the cancel row after an interrupt before leaving the cell.
@@ -46,7 +47,7 @@ class UsageError(ValueError):
 class Request:
     """A parsed magic line: an action or a prompt, and which session to use."""
 
-    action: str  # "ask", "sessions", "cancel"
+    action: str  # "ask", "sessions", "cancel", "continue"
     prompt: str = ""
     session: str | None = None
     new: bool = False
@@ -72,7 +73,9 @@ def parse(line: str, cell: str | None) -> Request:
             raise UsageError(f"--session needs a NAME\n\n{USAGE}")
     if new and session:
         raise UsageError(f"use either --session NAME or --new\n\n{USAGE}")
-    if cell is None and rest in ("sessions", "cancel"):
+    if cell is None and rest in ("sessions", "cancel", "continue"):
+        if rest == "continue" and new:
+            raise UsageError(f"a new session has nothing to continue\n\n{USAGE}")
         return Request(rest, session=session, new=new)
     prompt = cell.strip() if cell is not None else rest
     if cell is not None and rest:
@@ -169,6 +172,8 @@ class HermesMagics(Magics):
                 self._show_sessions()
             elif request.action == "cancel":
                 self._cancel_current()
+            elif request.action == "continue":
+                self._continue(request)
             else:
                 self._ask(request)
         except HermesApiError as exc:
@@ -221,11 +226,16 @@ class HermesMagics(Magics):
             lines.append(f"\n*The {SESSIONS_SHOWN} most recent sessions; `jupyter hermes sessions` lists them all.*")
         display(Markdown("\n".join(lines) if rows else "*No hermes sessions yet.*"))
 
-    def _cancel_current(self) -> None:
+    def _current_session(self) -> str | None:
+        """This kernel's session, else this notebook's latest one, without creating any."""
         if self.session_id is None:
             ctx = self._context()
             mine = self.client.list_sessions(ctx.notebook_path) if ctx.notebook_path else []
             self.session_id = str(mine[0]["session_id"]) if mine else None
+        return self.session_id
+
+    def _cancel_current(self) -> None:
+        self._current_session()
         run_id = self.client.get_session(self.session_id).get("active_stream_id") if self.session_id else None
         if not run_id:
             print("hermes: nothing is running in this notebook's session.")
@@ -246,7 +256,30 @@ class HermesMagics(Magics):
             self.session_id = None  # the remembered session was deleted meanwhile: use a fresh one
             session_id = self._resolve_session(request, ctx)
             started = self.client.start_run(session_id, request.prompt, **binding)
-        run_id = str(started["run_id"])
+        self._show_run(session_id, str(started["run_id"]))
+
+    def _continue(self, request: Request) -> None:
+        """`%hermes continue`: the rest of the last interrupted answer streams into this cell.
+
+        This cell, not the one the answer began in: a kernel writes only to the cell it
+        runs. Once it ends, the cell holds the server's bundle of the whole answer (every
+        part, the marker between them kept), so it reads as one answer.
+        """
+        if request.session:
+            named = [s for s in self.client.list_sessions() if s.get("title") == request.session]
+            self.session_id = str(named[0]["session_id"]) if named else None
+        else:
+            self._current_session()
+        if self.session_id is None:
+            print("hermes: this notebook has no hermes session yet, so there is nothing to continue.")
+            return
+        ctx = self._context()
+        started = self.client.continue_session(
+            self.session_id, notebook_path=ctx.notebook_path, cell_id=ctx.cell_id, kernel_id=ctx.kernel_id)
+        self._show_run(self.session_id, str(started["run_id"]))
+
+    def _show_run(self, session_id: str, run_id: str) -> None:
+        """Stream a started run into this cell, the magic's one way to show a run."""
         cell = LiveCell(session_id, run_id, base_path=urlsplit(self.client.server.url).path or "/")
         self.last_cell = cell
         cell.show()
@@ -270,10 +303,22 @@ class HermesMagics(Magics):
                 break
             cell.feed(rows)
             wait_s = max(0.01, cell.tick())
-        if cell.output.terminal is not None:
-            cell.finish()  # the same rows and renderer as the server's bundle route: the same bytes
+        self._finish(cell)
+
+    def _finish(self, cell: LiveCell) -> None:
+        """End the cell with its static bundle: the kernel's own render of the rows (the same rows and
+        renderer as the server's bundle route: the same bytes), or the server's bundle when the run has no
+        terminal row (its verdict) or continues another (the whole answer, every part)."""
+        if cell.output.terminal is None:
+            cell.finish(bundle=self.client.bundle(cell.output.run_id))
+        elif not cell.output.continues:
+            cell.finish()
         else:
-            cell.finish(bundle=self.client.bundle(cell.output.run_id))  # no terminal row: the server's verdict
+            try:
+                bundle = self.client.bundle(cell.output.run_id)
+            except Exception:  # noqa: BLE001 - without the server's bundle the cell keeps this part's own render
+                bundle = None
+            cell.finish(bundle=bundle)
 
     def _stop_after_interrupt(self, cell: LiveCell, run_id: str) -> None:
         """■ during a run: the cell ends with the partial output and the server's cancel note, no traceback.
@@ -303,7 +348,10 @@ class HermesMagics(Magics):
                 if not page.get("events"):
                     time.sleep(0.05)
         finally:
-            cell.finish()
+            if cell.output.terminal is not None:
+                self._finish(cell)
+            else:
+                cell.finish()
 
 
 class RunStopped(Exception):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any, Callable, Final, Iterable, Mapping, TypedDict
+from typing import Any, Callable, Final, Iterable, Mapping, NotRequired, TypedDict
 
 from ..events import JournalRow
 from ..transcript import FINAL_STATUSES, Transcript, TranscriptFold, Verdict
@@ -60,12 +60,17 @@ __all__ = [
 
 
 class RunRef(TypedDict):
-    """`application/vnd.hermes.run+json`: enough to find the run again without a kernel."""
+    """`application/vnd.hermes.run+json`: enough to find the run again without a kernel.
+
+    `continues` (only on a continuation) names the run it continues: the bundle then
+    shows the whole answer, every part (transcript/chain.py).
+    """
 
     run_id: str
     session_id: str
     seq: int
     status: str
+    continues: NotRequired[str]
 
 
 class RunOutput:
@@ -83,6 +88,11 @@ class RunOutput:
     @property
     def terminal(self) -> JournalRow | None:
         return self._fold.terminal
+
+    @property
+    def continues(self) -> str | None:
+        """The run this one continues, once its first row said so (CONTRACT §10)."""
+        return self._fold.continues
 
     def feed(self, rows: Iterable[JournalRow]) -> None:
         """Add rows in seq order; rows at or below the last seq are ignored (a resumed stream may repeat)."""
@@ -106,7 +116,10 @@ def fold_rows(
 
 
 def ref_of(t: Transcript) -> RunRef:
-    return {"run_id": t.run_id, "session_id": t.session_id, "seq": t.last_seq, "status": t.status}
+    ref: RunRef = {"run_id": t.run_id, "session_id": t.session_id, "seq": t.last_seq, "status": t.status}
+    if t.continues:
+        ref["continues"] = t.continues
+    return ref
 
 
 # -- markdown --------------------------------------------------------------------------------

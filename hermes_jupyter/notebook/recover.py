@@ -21,7 +21,7 @@ from ..ids import is_valid_id
 from ..journal import Journals
 from ..recovery import judge_dead_run
 from ..store import CorruptSession, UnknownSession, read_sidecar
-from ..transcript import Transcript, Verdict
+from ..transcript import Transcript, Verdict, part_reader, whole_answer
 from .outputs import FINAL_STATUSES, MimeBundle, final_bundle, run_ref_of
 
 #: `is_live(session_id, run_id)`: is some process still running this run?
@@ -54,7 +54,11 @@ def run_bundle(journals: Journals, session_id: str, run_id: str, *, live: bool, 
     transcript = read_transcript(
         journals, session_id, run_id, live=live, verdict_of=lambda: verdict_of(session_id, run_id)
     )
-    return transcript, final_bundle(transcript)
+
+    def part(earlier: str) -> Transcript:  # an earlier part of a continued answer: settled, never live
+        return read_transcript(journals, session_id, earlier, live=False, verdict_of=lambda: verdict_of(session_id, earlier))
+
+    return transcript, final_bundle(whole_answer(transcript, part_reader(part)))
 
 
 def recover_notebook(

@@ -35,8 +35,9 @@ from ..notebook.outputs import MimeBundle, final_bundle
 from ..recovery import Recovery
 from ..store import Session, SessionStore
 from ..titles import title_for_turn
-from ..transcript import Transcript, TranscriptFold, Verdict, api_messages
-from . import settle
+from ..transcript import Transcript, TranscriptFold, Verdict, api_messages, part_reader, whole_answer
+from . import continuation, settle
+from .continuation import NothingToContinue as NothingToContinue  # raised by continue_turn; handlers map it to 409
 from .settle import NothingToRetry as NothingToRetry  # raised by retry/undo; handlers map it to 409
 from .binding import sync_session_split
 from .diskfull import DISK_FULL, SpaceWaiter
@@ -235,9 +236,11 @@ class RunManager:
             session_id=run.session_id, run_id=run.run_id, message=run.message,
             history=api_messages(session.context_messages),
             attachments=list(session.pending_attachments), backend_session_id=run.started_backend_id,
-            model=session.model, notebook=run.notebook,
+            model=session.model, notebook=run.notebook, continues=continuation.of_session(session),
         )
         try:
+            if request.continues is not None:
+                continuation.announce(run.sink, request.continues)
             return await run.backend.run_turn(request, run.sink)
         except asyncio.CancelledError:
             if run.state == "running":
@@ -457,6 +460,13 @@ class RunManager:
 
         return await self.start_run(session_id, None, prepare=prepare)
 
+    async def continue_turn(self, session_id: str, *, notebook: NotebookBinding | None = None) -> tuple[Run, str]:
+        """Continue the last interrupted or cancelled turn as the rest of its answer (runs/continuation.py);
+        returns the new run and the id of the run it continues."""
+        prepare = continuation.Prepare()
+        run = await self.start_run(session_id, None, notebook=notebook, prepare=prepare)
+        return run, str(prepare.continues)
+
     async def undo(self, session_id: str) -> Session:
         """Remove the last turn (its user row and everything after it)."""
         validate_id(session_id, "session id")
@@ -542,14 +552,18 @@ class RunManager:
 
     def run_bundle(self, run_id: str) -> MimeBundle:
         """The cell bundle of a run, from the one renderer (what every notebook writer writes)."""
-        return final_bundle(self.run_transcript(run_id))
+        return self._bundle(self.run_transcript(run_id))
+
+    def _bundle(self, transcript: Transcript) -> MimeBundle:
+        """A continuation's cell shows the whole answer: the parts it continues, then its own rows."""
+        return final_bundle(whole_answer(transcript, part_reader(self.run_transcript)))
 
     def settled_message(self, run_id: str) -> dict[str, Any]:
         """The last message of a run stream: the server's verdict, so no client has to poll (docs/api.md)."""
         transcript = self.run_transcript(run_id)
         return {
             "settled": True, "run_id": run_id, "session_id": transcript.session_id, "status": transcript.status,
-            "transcript": transcript.to_json(), "bundle": final_bundle(transcript),
+            "transcript": transcript.to_json(), "bundle": self._bundle(transcript),
         }
 
     def active_runs(self) -> list[Run]:

@@ -23,7 +23,9 @@ from ..events import APPERROR, CANCEL, DONE, INTERRUPTED_ERROR_TYPE
 from ..evidence import Evidence, TerminalError, recoverable_terminal_error
 from ..markers import Cause
 from ..store import Session, SessionStore
-from ..transcript import Transcript, append_to_context, context_projection, merge, terminal_marker
+from ..transcript import (
+    Transcript, append_to_context, context_projection, continued_turn_start, merge, terminal_marker,
+)
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +70,7 @@ def clear_pending(session: Session) -> None:
     session.pending_user_message = None
     session.pending_attachments = []
     session.pending_started_at = None
+    session.pending_continues = None
 
 
 def pending_user_row(session: Session, **tags: Any) -> dict[str, Any]:
@@ -85,7 +88,13 @@ def pending_user_row(session: Session, **tags: Any) -> dict[str, Any]:
 
 
 def append_user_turn(session: Session, run_id: str) -> int:
-    """The pending prompt as the turn's user row (in the transcript and the model's context)."""
+    """The pending prompt as the turn's user row (in the transcript and the model's context).
+
+    A continuation has no user row of its own: its turn starts at the marker it continues.
+    """
+    continued = continued_turn_start(session)
+    if continued is not None:
+        return continued
     row = pending_user_row(session, _run_id=run_id)
     session.messages.append(row)
     append_to_context(session, row)
@@ -95,8 +104,12 @@ def append_user_turn(session: Session, run_id: str) -> int:
 def append_recovered_user_turn(session: Session) -> int:
     """Restore the pending prompt as a `_recovered` user row (also into the model's context).
 
-    If the tail already is this prompt, only the context is mirrored.
+    If the tail already is this prompt, only the context is mirrored. A continuation
+    adds none: its turn starts at the marker it continues.
     """
+    continued = continued_turn_start(session)
+    if continued is not None:
+        return continued
     row = pending_user_row(session, _recovered=True)
     messages = session.messages
     tail = messages[-1] if messages else None
@@ -131,7 +144,7 @@ def settle_completed(
     fold_turn(session, run_id, transcript)
     if replace_context:
         session.context_messages = list(context)
-    elif context:
+    elif context and continued_turn_start(session) is None:  # a continuation's text already joined its answer
         ctx = session.context_messages
         last_user = max((i for i, r in enumerate(ctx) if r.get("role") == "user"), default=-1)
         session.context_messages = ctx[: last_user + 1] + list(context)
@@ -181,8 +194,8 @@ def settle_error(
 def settle_cancelled(session: Session, run_id: str, transcript: Transcript) -> None:
     """A cancelled turn: partial output kept as `_partial` rows, then the cancel marker."""
     start = len(session.messages)
-    fold_turn(session, run_id, transcript)
-    for row in session.messages[start + 1:]:
+    turn, _ = fold_turn(session, run_id, transcript)
+    for row in session.messages[max(start, turn + 1):]:
         row["_partial"] = True
     session.messages.append(markers.cancel_marker(run_id=run_id))
     clear_pending(session)
@@ -318,7 +331,10 @@ def promote_pending_marker(session: Session, idx: int, run_id: str, evidence: Ev
 
 
 def current_user_turn(session: Session) -> int | None:
-    """Index of the latest user row if it holds the pending prompt."""
+    """Index of the latest user row if it holds the pending prompt (a continuation: the marker it continues)."""
+    continued = continued_turn_start(session)
+    if continued is not None:
+        return continued
     text = session.pending_user_message
     messages = session.messages
     users = [i for i, m in enumerate(messages) if m.get("role") == "user"]

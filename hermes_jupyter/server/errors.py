@@ -19,7 +19,7 @@ from ..ids import InvalidId
 from ..journal import JournalBusy
 from ..journal.files import CorruptJournal, RefusedJournal
 from ..listing import BadCursor
-from ..runs.manager import Draining, NothingToRetry, RunActive
+from ..runs.manager import Draining, NothingToContinue, NothingToRetry, RunActive
 from ..runs.status import UnknownRun
 from ..store import CorruptSession, UnknownSession
 
@@ -49,6 +49,8 @@ ERRORS: list[tuple[type[BaseException], int, str]] = [
     (FileNotFoundError, 404, "That notebook was not found. Check its path and try again."),
     (RunActive, 409, "This session is still running a turn. Wait for it to finish or stop it, then try again."),
     (NothingToRetry, 409, "There is no earlier message in this session to retry or undo."),
+    (NothingToContinue, 409, "There is nothing to continue: the last answer in this session was not interrupted or "
+                             "stopped (it finished, or failed and can be retried instead)."),
     (CorruptSession, 409, "This session's saved file cannot be read, so it was left untouched. Restore the file "
                           "from a backup, or delete the session to remove it."),
     (Draining, 409, "The server is shutting down and takes no new turns. Try again once it is back."),

@@ -100,6 +100,16 @@ def _optional_str(body: dict[str, Any], key: str, max_len: int = 4096) -> str | 
     return value
 
 
+def _binding(body: dict[str, Any]) -> NotebookBinding | None:
+    """The notebook cell a run is started from, when the request names one."""
+    if not any(body.get(k) for k in ("notebook_path", "cell_id", "kernel_id")):
+        return None
+    return NotebookBinding(
+        notebook_path=_optional_str(body, "notebook_path"), cell_id=_optional_str(body, "cell_id", 200),
+        kernel_id=_optional_str(body, "kernel_id", 200),
+    )
+
+
 _EDIT_LIMITS = {"title": 200, "model": 200, "notebook_path": 4096, "kernel_id": 200}
 
 
@@ -224,12 +234,7 @@ class RunRootHandler(HermesHandler):
         if not isinstance(attachments, list) or not all(isinstance(a, dict) for a in attachments):
             raise user_error(400, "The attachments could not be read. Attach the files again.",
                              "attachments must be a list of objects")
-        notebook = None
-        if any(body.get(k) for k in ("notebook_path", "cell_id", "kernel_id")):
-            notebook = NotebookBinding(
-                notebook_path=_optional_str(body, "notebook_path"), cell_id=_optional_str(body, "cell_id", 200),
-                kernel_id=_optional_str(body, "kernel_id", 200),
-            )
+        notebook = _binding(body)
         run = await self.hermes.manager.start_run(self.sid(session_id), message, attachments=attachments, notebook=notebook)
         self.answer({"run_id": run.run_id, "session_id": run.session_id}, 202)
 
@@ -242,7 +247,10 @@ class SessionActionHandler(HermesHandler):
     @api_errors
     async def post(self, session_id: str, action: str) -> None:
         sid = self.sid(session_id)
-        if action == "retry":
+        if action == "continue":
+            run, continues = await self.hermes.manager.continue_turn(sid, notebook=_binding(self.json_body()))
+            self.answer({"run_id": run.run_id, "session_id": sid, "continues": continues}, 202)
+        elif action == "retry":
             run = await self.hermes.manager.retry(sid)
             self.answer({"run_id": run.run_id, "session_id": sid}, 202)
         else:
@@ -408,7 +416,7 @@ default_handlers = [
     (r"sessions", SessionRootHandler),
     (rf"sessions/{_ID.format('session_id')}", SessionHandler),
     (rf"sessions/{_ID.format('session_id')}/runs", RunRootHandler),
-    (rf"sessions/{_ID.format('session_id')}/(?P<action>retry|undo)", SessionActionHandler),
+    (rf"sessions/{_ID.format('session_id')}/(?P<action>retry|undo|continue)", SessionActionHandler),
     (rf"runs/{_ID.format('run_id')}", RunHandler),
     (rf"runs/{_ID.format('run_id')}/events", RunEventsHandler),
     (rf"runs/{_ID.format('run_id')}/bundle", RunBundleHandler),

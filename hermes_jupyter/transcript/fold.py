@@ -62,6 +62,8 @@ class TranscriptFold:
         self._clarify: dict[str, ClarifyRow] = {}
         self._plan: PlanRow | None = None
         self._usage: UsageRow | None = None
+        #: The run this one continues (its first row says so), else None.
+        self.continues: str | None = None
         self._handlers: dict[str, Callable[[JournalRow], None]] = {
             events.REASONING: self._on_reasoning,
             events.INTERIM_ASSISTANT: self._on_interim,
@@ -73,6 +75,7 @@ class TranscriptFold:
             events.USAGE: self._on_usage,
             events.STATUS: self._on_status,
             events.COMPACTION: self._on_compaction,
+            events.CONTINUATION: self._on_continuation,
         }
 
     # -- feeding ------------------------------------------------------------------------------
@@ -151,8 +154,14 @@ class TranscriptFold:
     def _transcript(self, status: RunStatus, rows: list[Row]) -> Transcript:
         return Transcript(
             run_id=self.run_id, session_id=self.session_id, status=status, last_seq=self.last_seq,
-            rows=rows, meta=self._meta,
+            rows=rows, meta=self._meta, continues=self.continues,
         )
+
+    def _on_continuation(self, row: JournalRow) -> None:
+        """A continuing run's first row names the run it continues (it adds no row of its own)."""
+        continues = row.payload.get("continues")
+        if isinstance(continues, str) and continues:
+            self.continues = continues
 
     def _ending(self, verdict: Verdict | None) -> tuple[RunStatus, list[Row]]:
         term = self.terminal

@@ -6,6 +6,11 @@ a settle after recovery, or recovery after a partial settle, must not show a
 segment or a card twice. With `dedupe`, a segment already in this turn (or
 tagged with this run) is adopted instead of appended, and a card already on the
 session is updated instead of added. Pure: edits the session in memory only.
+
+A run that continues an interrupted turn (`session.pending_continues`) merges as the
+rest of that answer: no user row of its own, its rows follow the interrupted turn's
+marker (which stays) tagged `_continues`, and for the model its text joins the
+partial answer's context row, so the model's history holds one answer, not two.
 """
 
 from __future__ import annotations
@@ -47,11 +52,13 @@ class Merge:
         self._cards_before = list(session.tool_calls)
         self._claimed: set[int] = set()
         self._current: int | None = None
+        self.continues = session.pending_continues if continued_turn_start(session) is not None else None
 
     def tags(self) -> dict[str, Any]:
+        tags: dict[str, Any] = {"_continues": self.continues} if self.continues else {}
         if self.recovered:
-            return {"_recovered_from_run_journal": True, "_recovered_stream_id": self.run_id}
-        return {"_run_id": self.run_id}
+            return {**tags, "_recovered_from_run_journal": True, "_recovered_stream_id": self.run_id}
+        return {**tags, "_run_id": self.run_id}
 
     def owns(self, row: dict[str, Any]) -> bool:
         return row.get("_recovered_stream_id") == self.run_id or row.get("_run_id") == self.run_id
@@ -90,7 +97,10 @@ class Merge:
             messages.append(row)
             idx = len(messages) - 1
             self.output = True
-            append_to_context(self.session, row, dedupe=False)  # a new segment of this run
+            if self.continues:
+                join_context(self.session, row)
+            else:
+                append_to_context(self.session, row, dedupe=False)  # a new segment of this run
         else:
             existing = messages[idx]
             if reasoning and not existing.get("reasoning"):
@@ -195,6 +205,66 @@ def session_card(row: Row) -> dict[str, Any] | None:
             "done": True, "is_error": False, "items": [{"text": i.text, "status": i.status} for i in row.items],
         }
     return None  # usage, notes and the marker live elsewhere in a session (its counters, its marker row)
+
+
+# -- continuations ------------------------------------------------------------------------------
+
+def continued_turn_start(session: Session) -> int | None:
+    """Where a continuing run's turn starts: the marker of the run it continues (None: not continuing).
+
+    The merge treats it as a turn's user row: only rows after it (or of this run) absorb
+    the continuation's text, so it never adopts the interrupted part's own rows.
+    """
+    run_id = session.pending_continues
+    if not run_id:
+        return None
+    messages = session.messages
+    user = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
+    if user is None or messages[user].get("content") != session.pending_user_message:
+        return None  # the pending prompt is a new turn's: nothing here is continued
+    markers = [i for i in range(user + 1, len(messages)) if messages[i].get("_error")]
+    for idx in reversed(markers):
+        if run_id in (messages[idx].get("_run_id"), messages[idx].get("_journal_retry_stream_id")):
+            return idx
+    return markers[0] if markers else None  # an untagged marker; none: a new turn of the same words
+
+
+def _run_of(row: dict[str, Any]) -> Any:
+    return row.get("_run_id") or row.get("_recovered_stream_id")
+
+
+def join_answer(head: str, tail: str, *, same_run: bool) -> str:
+    """Two parts of one answer as one text: segments of one run a paragraph apart, a continuation a space."""
+    if not head or not tail:
+        return head or tail
+    if head[-1:].isspace() or tail[:1].isspace():
+        return head + tail
+    return head + ("\n\n" if same_run else " ") + tail
+
+
+def continued_answer(session: Session, user_idx: int) -> str:
+    """The answer of the turn at `user_idx` as shown so far (every part, markers left out)."""
+    text, last_run = "", None
+    for row in session.messages[user_idx + 1:]:
+        if row.get("role") != "assistant" or row.get("_error"):
+            continue
+        content = str(row.get("content") or "")
+        if content:
+            text = join_answer(text, content, same_run=last_run is not None and _run_of(row) == last_run)
+            last_run = _run_of(row)
+    return text
+
+
+def join_context(session: Session, row: dict[str, Any]) -> None:
+    """A continuation's segment for the model: appended to the partial answer's context row."""
+    ctx = session.context_messages
+    tail = ctx[-1] if ctx else None
+    content = row.get("content")
+    if (tail is None or tail.get("role") != "assistant" or tail.get("tool_calls") or not content
+            or not isinstance(tail.get("content"), str)):
+        append_to_context(session, row, dedupe=False)
+        return
+    ctx[-1] = {**tail, "content": join_answer(tail["content"], str(content), same_run=False)}
 
 
 def _segment_of(row: Row) -> str:

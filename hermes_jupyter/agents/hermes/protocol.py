@@ -16,6 +16,7 @@ from typing import Any
 
 from ...events import COMPACTION, INTERIM_ASSISTANT, PLAN, REASONING, STATUS, TOKEN, TOOL, TOOL_COMPLETE
 from ..base import EventSink, TurnRequest, TurnResult
+from ..continuing import CONTINUE_INSTRUCTION, continuation_history
 from ..errors import classify, failed_turn
 
 PROTOCOL_VERSION = 1
@@ -32,14 +33,21 @@ def turn_op(
     persist: bool,
     approval_timeout_s: float,
 ) -> dict[str, Any]:
-    """The `turn` op: the engine's history travels with every turn, so a respawned runner needs no reload."""
+    """The `turn` op: the engine's history travels with every turn, so a respawned runner needs no reload.
+
+    A continued turn sends the answer so far as the agent's own last message in its
+    history, and the continue instruction as the turn's message (agents/continuing.py).
+    """
+    message, history = request.message, request.history
+    if request.continues is not None:
+        message, history = CONTINUE_INSTRUCTION, continuation_history(request.history, request.continues)
     return {
         "op": "turn",
         "run": request.run_id,
         "session": request.session_id,
         "hermes_session": request.backend_session_id,
-        "message": request.message,
-        "history": request.history,
+        "message": message,
+        "history": history,
         "model": request.model or model or None,
         "toolsets": toolsets,
         "persist": persist,

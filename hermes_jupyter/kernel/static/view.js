@@ -99,7 +99,10 @@ function cookie(name) {
 }
 
 // POST {baseUrl}hermes/api/runs/{run_id}/{action} with the page's XSRF cookie (and token, if any).
-async function postRun(model, action, body = {}) {
+const postRun = (model, action, body = {}) =>
+  post(model, `runs/${encodeURIComponent(model.get("run_id"))}/${action}`, body);
+
+async function post(model, path, body) {
   const config = pageConfig();
   let base = config.baseUrl || model.get("base_path") || "/";
   if (!base.endsWith("/")) base += "/";
@@ -107,7 +110,7 @@ async function postRun(model, action, body = {}) {
   const xsrf = cookie("_xsrf");
   if (xsrf) headers["X-XSRFToken"] = xsrf;
   if (config.token) headers["Authorization"] = `token ${config.token}`;
-  const url = `${base}hermes/api/runs/${encodeURIComponent(model.get("run_id"))}/${action}`;
+  const url = `${base}hermes/api/${path}`;
   const response = await fetch(url, { method: "POST", headers, credentials: "same-origin", body: JSON.stringify(body) });
   if (!response.ok) {
     let message = response.statusText;
@@ -137,7 +140,12 @@ function render({ model, el }) {
   stop.title = "Cancel this run on the server (the partial output is kept)";
   const error = document.createElement("span");
   error.className = "hermes-error";
-  footer.append(status, stop, error);
+  // Continue: an answer that ended interrupted or stopped carries on as a new run on the server.
+  const resume = document.createElement("button");
+  resume.className = "hermes-continue";
+  resume.textContent = "Continue";
+  resume.title = "Let the agent carry on from where this answer stopped";
+  footer.append(status, stop, resume, error);
   el.append(body, ending, footer);
 
   const runId = model.get("run_id");
@@ -162,6 +170,18 @@ function render({ model, el }) {
     } catch (err) {
       error.textContent = `Answer failed: ${err.message}`;
       for (const b of button.parentElement.querySelectorAll("button")) b.disabled = false;
+    }
+  });
+
+  resume.addEventListener("click", async () => {
+    resume.disabled = true;
+    error.textContent = "";
+    try {
+      await post(model, `sessions/${encodeURIComponent(model.get("session_id"))}/continue`, {});
+      error.textContent = "Continuing: the rest of the answer streams into the Hermes sidebar.";
+    } catch (err) {
+      resume.disabled = false;
+      error.textContent = `Continue failed: ${err.message}`;
     }
   });
 
@@ -201,6 +221,7 @@ function render({ model, el }) {
     status.textContent = running ? `● streaming… (${state.seq || 0} events)` : `hermes · ${state.status}`;
     status.dataset.status = state.status || "running";
     stop.hidden = !running;
+    resume.hidden = state.status !== "cancelled" && state.status !== "interrupted";
     stop.disabled = stopping;
     stop.textContent = stopping ? "Stopping…" : "Stop";
   }

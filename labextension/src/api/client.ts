@@ -11,6 +11,7 @@ import { ServerConnection } from '@jupyterlab/services';
 import {
   ICreateSession,
   IJournalRow,
+  IRunContinued,
   IRunEventsPage,
   IRunInfo,
   IRunStarted,
@@ -116,6 +117,11 @@ export class HermesClient {
   /** Rerun the last user turn; the body may name the new run. */
   retry(sid: string): Promise<Partial<IRunStarted> | null> {
     return this.request('POST', ['sessions', sid, 'retry'], {});
+  }
+
+  /** Continue the session's last interrupted or stopped answer (409 when it finished normally). */
+  continueSession(sid: string): Promise<IRunContinued> {
+    return this.request('POST', ['sessions', sid, 'continue'], {});
   }
 
   undo(sid: string): Promise<unknown> {

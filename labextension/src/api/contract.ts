@@ -95,6 +95,11 @@ export interface IRunStarted {
   session_id: string;
 }
 
+/** `POST sessions/{sid}/continue`: the new run and the run whose answer it continues. */
+export interface IRunContinued extends IRunStarted {
+  continues: string;
+}
+
 export interface IAttachment {
   name?: string;
   path?: string;
@@ -170,6 +175,8 @@ export interface ISession extends ISessionSummary {
   pending_user_message?: string | null;
   pending_attachments?: IAttachment[];
   pending_started_at?: number | null;
+  /** The run the pending turn continues (`POST sessions/{sid}/continue`). */
+  pending_continues?: string | null;
 }
 
 /** `POST sessions` body. */
@@ -190,6 +197,8 @@ export interface IRunOutputPayload {
   session_id: string;
   seq: number;
   status: RunStatus | string;
+  /** On a continuation: the run it continues (its bundle then shows the whole answer). */
+  continues?: string;
 }
 
 /** A notebook output bundle: mime type → data. */

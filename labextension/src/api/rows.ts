@@ -96,6 +96,8 @@ export interface IMarkerRow {
   /** Markdown, worded by the server. */
   text: string;
   cause: string | null;
+  /** Display only (a view sets it, a fold never does): this answer can be continued from here. */
+  continuable?: boolean;
 }
 
 export type TranscriptRow =

@@ -12,6 +12,7 @@ import { IPlainError, lostStream, plainError } from '../api/plain-errors';
 import { ISession } from '../api/contract';
 import { DisplayRow, IUserRow, TranscriptRow, contentText } from '../api/rows';
 import type { ICardActions } from '../components/cards/card-actions';
+import { withContinuable } from './continuable';
 import { RunFollower } from './run-follower';
 import { recoveredAfterRestart, sessionRows } from './session-rows';
 
@@ -52,7 +53,7 @@ export class ChatModel implements IDisposable {
     if (!this._rows) {
       const live = this._follower?.transcript.rows ?? [];
       const pending: DisplayRow[] = this._pending ? [this._pending] : [];
-      this._rows = [...this._settled, ...pending, ...live];
+      this._rows = withContinuable([...this._settled, ...pending, ...live], this.status === 'idle');
     }
     return this._rows;
   }
@@ -194,7 +195,8 @@ export class ChatModel implements IDisposable {
 
   /** What the cards of the followed run can do (errors reach the card that asked). */
   readonly cardActions: ICardActions = {
-    answerApproval: (approvalId, choice) => this._client.answerApproval(this.runId ?? '', approvalId, choice)
+    answerApproval: (approvalId, choice) => this._client.answerApproval(this.runId ?? '', approvalId, choice),
+    continueTurn: () => this.continueTurn()
   };
 
   async stop(): Promise<void> {
@@ -210,6 +212,14 @@ export class ChatModel implements IDisposable {
       if (started && typeof started.run_id === 'string') {
         this._follow(started.run_id, null);
       }
+    });
+  }
+
+  /** Continue the last interrupted or stopped answer: its rest streams in as a new run. */
+  async continueTurn(): Promise<void> {
+    await this._action(async sid => {
+      const started = await this._client.continueSession(sid);
+      this._follow(started.run_id, null);
     });
   }
 
@@ -250,8 +260,8 @@ export class ChatModel implements IDisposable {
 
   /** The user's turn while it is not settled, unless the session already shows it. */
   private _pendingRow(runId: string, text: string | null): IUserRow | null {
-    if (!text) {
-      return null;
+    if (!text || this._session?.pending_continues) {
+      return null; // a continuation sends no user message
     }
     const messages = this._session?.messages ?? [];
     const last = messages[messages.length - 1];

@@ -16,12 +16,16 @@ export function readRunPayload(data: MimeBundle | null | undefined): IRunOutputP
   if (typeof payload.run_id !== 'string' || !payload.run_id) {
     return null;
   }
-  return {
+  const read: IRunOutputPayload = {
     run_id: payload.run_id,
     session_id: typeof payload.session_id === 'string' ? payload.session_id : '',
     seq: typeof payload.seq === 'number' ? payload.seq : 0,
     status: typeof payload.status === 'string' ? payload.status : 'running'
   };
+  if (typeof payload.continues === 'string' && payload.continues) {
+    read.continues = payload.continues;
+  }
+  return read;
 }
 
 /** True if the bundle is a hermes run output whose status is not final. */

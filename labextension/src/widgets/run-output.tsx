@@ -50,6 +50,8 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
 
   dispose(): void {
     this._setFollower(null);
+    this._earlier?.dispose();
+    this._earlier = null;
     super.dispose();
   }
 
@@ -60,6 +62,8 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
         payload={this._payload}
         savedMarkdown={this._saved}
         rendermime={this._options.rendermime}
+        earlier={this._earlier}
+        onContinue={() => this._continue()}
       />
     );
   }
@@ -93,6 +97,23 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
     }
   }
 
+  /**
+   * Continue this cell's answer: the new run's bundle (the server's whole answer so far)
+   * replaces the output, which then follows it; the answer it continues stays shown above.
+   */
+  private async _continue(): Promise<void> {
+    const sessionId = this._payload?.session_id;
+    if (!sessionId || !this._model) {
+      return;
+    }
+    const started = await this._options.client.continueSession(sessionId);
+    const bundle = await this._options.client.getRunBundle(started.run_id);
+    this._earlier?.dispose();
+    this._earlier = this._follower;
+    this._follower = null; // kept as `_earlier`, not disposed
+    this._model.setData({ data: bundle as never });
+  }
+
   private _setFollower(follower: RunFollower | null): void {
     if (this._follower && this._follower !== follower) {
       this._follower.dispose();
@@ -105,4 +126,5 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
   private _saved = '';
   private _writing = false;
   private _follower: RunFollower | null = null;
+  private _earlier: RunFollower | null = null;
 }

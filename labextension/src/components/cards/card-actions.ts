@@ -8,6 +8,8 @@ import React from 'react';
 export interface ICardActions {
   answerApproval?: (approvalId: string, choice: string) => Promise<unknown>;
   answerClarify?: (clarifyId: string, answer: string) => Promise<unknown>;
+  /** Continue the session's last interrupted or stopped answer (shown on a `continuable` marker). */
+  continueTurn?: () => Promise<unknown>;
 }
 
 export const CardActions = React.createContext<ICardActions>({});

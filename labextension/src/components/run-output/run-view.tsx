@@ -26,16 +26,23 @@ export interface IRunViewProps {
   /** The text saved in the output bundle. */
   savedMarkdown: string;
   rendermime: IRenderMimeRegistry;
+  /** The answer this run continues, followed here when Continue was pressed in this cell (shown first). */
+  earlier?: RunFollower | null;
+  /** Continue this run's answer (a Continue button once it ended interrupted or stopped). */
+  onContinue?: () => Promise<void>;
 }
 
 export function RunView(props: IRunViewProps): JSX.Element {
-  const { follower, rendermime, savedMarkdown, payload } = props;
+  const { follower, rendermime, savedMarkdown, payload, earlier } = props;
   useSignal(follower?.changed ?? null);
   const state = follower?.state ?? 'failed';
-  const rows = follower?.transcript.rows ?? [];
+  const rows = [...(earlier?.transcript.rows ?? []), ...(follower?.transcript.rows ?? [])];
   const ended = !!follower && state === 'ended';
   const status = ended ? follower.status : state === 'failed' ? (payload?.status ?? 'completed') : 'running';
-  const useSaved = state === 'failed' || (rows.length === 0 && (!ended || !!savedMarkdown));
+  // A settled continuation's saved bundle is the server's whole answer; its own rows are only the last part.
+  const whole = !earlier && !!payload?.continues && ended && !!savedMarkdown;
+  const useSaved = whole || state === 'failed' || (rows.length === 0 && (!ended || !!savedMarkdown));
+  const continuable = ended && (status === 'cancelled' || status === 'interrupted') && !!props.onContinue;
   const streamingId = follower?.transcript.streamingId ?? null;
   const live = !!follower && (state === 'live' || state === 'reconnecting') && status === 'running';
 
@@ -58,6 +65,7 @@ export function RunView(props: IRunViewProps): JSX.Element {
           {STATE_TEXT[state] ?? status}
         </span>
         {live ? <StopButton follower={follower} /> : null}
+        {continuable ? <ContinueButton onContinue={props.onContinue!} /> : null}
       </div>
       {useSaved ? (
         savedMarkdown ? (
@@ -74,29 +82,52 @@ export function RunView(props: IRunViewProps): JSX.Element {
   );
 }
 
+/**
+ * A button's one server action: busy from the click on (the view moves on once it succeeds),
+ * and clickable again with the reason when it failed.
+ */
+function useAttempt(act: () => Promise<unknown>): [boolean, string | null, () => void] {
+  const [busy, setBusy] = useState(false);
+  const [failed, setFailed] = useState<string | null>(null);
+  const run = () => {
+    setBusy(true);
+    setFailed(null);
+    act().catch(error => {
+      setBusy(false);
+      setFailed(error instanceof Error ? error.message : String(error));
+    });
+  };
+  return [busy, failed, run];
+}
+
 /** Stop for a live run: cancels it on the server; the cell then shows the server's settled rows. */
 function StopButton(props: { follower: RunFollower }): JSX.Element {
-  const [stopping, setStopping] = useState(false);
-  const [failed, setFailed] = useState<string | null>(null);
-  const stop = async () => {
-    setStopping(true);
-    setFailed(null);
-    try {
-      await props.follower.stop();
-    } catch (error) {
-      setStopping(false);
-      setFailed(error instanceof Error ? error.message : String(error));
-    }
-  };
+  const [stopping, failed, stop] = useAttempt(() => props.follower.stop());
   return (
     <button
       className="jp-Button jp-mod-warn jp-mod-styled jp-HermesRunOutput-stop"
       data-testid="hermes-run-stop"
       disabled={stopping}
       title={failed ? `The run could not be stopped: ${failed}` : 'Stop this run and keep what it wrote so far'}
-      onClick={() => void stop()}
+      onClick={stop}
     >
       {stopping ? 'Stopping…' : failed ? 'Stop (try again)' : 'Stop'}
+    </button>
+  );
+}
+
+/** Continue for an answer that ended interrupted or stopped: its rest streams into this cell. */
+function ContinueButton(props: { onContinue: () => Promise<void> }): JSX.Element {
+  const [busy, failed, click] = useAttempt(props.onContinue);
+  return (
+    <button
+      className="jp-Button jp-mod-accept jp-mod-styled jp-HermesRunOutput-continue"
+      data-testid="hermes-run-continue"
+      disabled={busy}
+      title={failed ?? 'Let the agent carry on from where this answer stopped, in this cell'}
+      onClick={click}
+    >
+      {busy ? 'Continuing…' : failed ? 'Continue (try again)' : 'Continue'}
     </button>
   );
 }

@@ -1,0 +1,53 @@
+"""The backends hand the model its own unfinished answer: once, as its last message, then one instruction."""
+
+from __future__ import annotations
+
+from hermes_jupyter.agents.base import Continuation, TurnRequest
+from hermes_jupyter.agents.continuing import CONTINUE_INSTRUCTION
+from hermes_jupyter.agents.demo import demo_script
+from hermes_jupyter.agents.hermes import protocol
+from hermes_jupyter.agents.openai import OpenAIAgent
+
+HISTORY = [
+    {"role": "user", "content": "earlier"}, {"role": "assistant", "content": "earlier answer"},
+    {"role": "user", "content": "write a poem"},
+    {"role": "assistant", "content": "Roses are"}, {"role": "assistant", "content": "red, violets"},
+]
+
+
+def request(partial: str = "Roses are red, violets") -> TurnRequest:
+    return TurnRequest(session_id="s", run_id="r2", message="write a poem", history=list(HISTORY),
+                       continues=Continuation(run_id="r1", partial=partial))
+
+
+def test_openai_sends_the_partial_answer_as_an_assistant_prefix_then_the_instruction() -> None:
+    messages = OpenAIAgent(system_prompt="be brief")._opening_messages(request())
+    assert messages == [
+        {"role": "system", "content": "be brief"}, *HISTORY[:3],
+        {"role": "assistant", "content": "Roses are red, violets"},
+        {"role": "user", "content": CONTINUE_INSTRUCTION},
+    ]
+    assert sum(m["content"] == "write a poem" for m in messages) == 1  # the prompt is not sent again
+
+
+def test_openai_without_a_continuation_sends_the_prompt_as_before() -> None:
+    plain = TurnRequest(session_id="s", run_id="r", message="hi", history=HISTORY[:2])
+    assert OpenAIAgent()._opening_messages(plain) == [*HISTORY[:2], {"role": "user", "content": "hi"}]
+
+
+def test_hermes_gets_the_partial_answer_through_its_history() -> None:
+    op = protocol.turn_op(request(), model=None, toolsets=[], persist=False, approval_timeout_s=1)
+    assert op["message"] == CONTINUE_INSTRUCTION
+    assert op["history"] == [*HISTORY[:3], {"role": "assistant", "content": "Roses are red, violets"}]
+
+
+def test_a_continuation_with_nothing_recovered_sends_no_empty_prefix() -> None:
+    op = protocol.turn_op(request(partial=""), model=None, toolsets=[], persist=False, approval_timeout_s=1)
+    assert op["history"] == HISTORY[:3]
+
+
+def test_the_demo_resumes_a_count_after_the_last_number() -> None:
+    tokens = [p["text"] for _, p in demo_script("count to 12", 100, partial="1 2 3 4 5 6 7")]
+    assert tokens == [" 8", " 9", " 10", " 11", " 12"]
+    assert [p["text"] for _, p in demo_script("count to 3", 100, partial="1 2 3")] == []
+    assert "".join(p["text"] for _, p in demo_script("count to 3", 100, partial="")) == "1 2 3"
