@@ -20,6 +20,7 @@ from ..journal import JournalBusy
 from ..journal.files import CorruptJournal, RefusedJournal
 from ..listing import BadCursor
 from ..runs.manager import Draining, NothingToRetry, RunActive
+from ..runs.queue import MAX_QUEUED, CannotSteer, QueueFull
 from ..runs.status import UnknownRun
 from ..store import CorruptSession, UnknownSession
 
@@ -48,6 +49,10 @@ ERRORS: list[tuple[type[BaseException], int, str]] = [
                        "events. Reload the session."),
     (FileNotFoundError, 404, "That notebook was not found. Check its path and try again."),
     (RunActive, 409, "This session is still running a turn. Wait for it to finish or stop it, then try again."),
+    (QueueFull, 409, f"{MAX_QUEUED} messages are already waiting in this session. Wait until one is answered, "
+                     "or remove one from the queue, then send again."),
+    (CannotSteer, 409, "This agent cannot take a message in the middle of its answer. Send it normally instead: "
+                       "it is answered as soon as the current answer ends."),
     (NothingToRetry, 409, "There is no earlier message in this session to retry or undo."),
     (CorruptSession, 409, "This session's saved file cannot be read, so it was left untouched. Restore the file "
                           "from a backup, or delete the session to remove it."),

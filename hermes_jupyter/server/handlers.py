@@ -24,6 +24,7 @@ from ..agents.models import describe_models
 from ..ids import validate_id
 from ..listing import Page
 from ..runs.first_turn import create_with_first_turn
+from ..runs.queue import Mode
 from ..titles import UNTITLED
 from .errors import error_body, mapped, user_error
 from .inputs import check_text, parse_count
@@ -188,7 +189,7 @@ class SessionHandler(HermesHandler):
     @authorized
     @api_errors
     async def get(self, session_id: str) -> None:
-        session = await self.hermes.manager.offload(self.hermes.recovery.get_session, self.sid(session_id))
+        session = await self.hermes.queue.read_session(self.sid(session_id))
         self.answer(session.to_json())
 
     @web.authenticated
@@ -230,8 +231,13 @@ class RunRootHandler(HermesHandler):
                 notebook_path=_optional_str(body, "notebook_path"), cell_id=_optional_str(body, "cell_id", 200),
                 kernel_id=_optional_str(body, "kernel_id", 200),
             )
-        run = await self.hermes.manager.start_run(self.sid(session_id), message, attachments=attachments, notebook=notebook)
-        self.answer({"run_id": run.run_id, "session_id": run.session_id}, 202)
+        mode: Mode = "steer" if body.get("mode") == "steer" else "queue"
+        if body.get("mode") not in (None, "queue", "steer"):
+            raise user_error(400, "Send the message normally, or choose to steer the running turn.",
+                             "mode must be 'queue' or 'steer'")
+        submitted = await self.hermes.queue.submit(
+            self.sid(session_id), message, attachments=attachments, notebook=notebook, mode=mode)
+        self.answer(submitted.to_json(), 202)
 
 
 class SessionActionHandler(HermesHandler):
@@ -257,9 +263,9 @@ class RunHandler(HermesHandler):
     @authorized
     @api_errors
     async def get(self, run_id: str) -> None:
-        """`{run_id, session_id, status, last_seq, marker}`: marker is the run's closing marker row or null."""
-        manager = self.hermes.manager
-        self.answer(await manager.offload(manager.run_status, validate_id(run_id, "run id"), with_marker=True))
+        """`{run_id, session_id, status, last_seq, marker}`: marker is the run's closing marker row or null;
+        a queued run's status is `queued`."""
+        self.answer(await self.hermes.queue.run_status(validate_id(run_id, "run id")))
 
 
 class RunBundleHandler(HermesHandler):
@@ -295,8 +301,8 @@ class RunCancelHandler(HermesHandler):
     @authorized
     @api_errors
     async def post(self, run_id: str) -> None:
-        cancelled = await self.hermes.manager.cancel(validate_id(run_id, "run id"))
-        self.answer({"run_id": run_id, "cancelled": cancelled, **self.hermes.manager.run_status(run_id)})
+        """Cancel a live run (its partial output is kept), or take a queued one off the queue."""
+        self.answer(await self.hermes.queue.cancel(validate_id(run_id, "run id")))
 
 
 class ApprovalHandler(HermesHandler):
