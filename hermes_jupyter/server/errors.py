@@ -12,6 +12,7 @@ from typing import Any
 
 from tornado import web
 
+from ..agents.always import AlwaysUnavailable, NotAllowedAlways
 from ..agents.approvals import UnknownApproval
 from ..agents.asks import AlreadyAnswered, UnknownQuestion
 from ..fsio import SymlinkRefused, is_disk_full
@@ -53,6 +54,9 @@ ERRORS: list[tuple[type[BaseException], int, str]] = [
                      "or remove one from the queue, then send again."),
     (CannotSteer, 409, "This agent cannot take a message in the middle of its answer. Send it normally instead: "
                        "it is answered as soon as the current answer ends."),
+    (NotAllowedAlways, 404, "That is no longer allowed always. Reload the list."),
+    (AlwaysUnavailable, 409, "The agent is not running, so what it allows always cannot be read or changed now. "
+                             "Try again in a moment."),
     (NothingToRetry, 409, "There is no earlier message in this session to retry or undo."),
     (CorruptSession, 409, "This session's saved file cannot be read, so it was left untouched. Restore the file "
                           "from a backup, or delete the session to remove it."),

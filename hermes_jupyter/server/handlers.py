@@ -19,6 +19,7 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
+from ..agents.always import allowed_always, revoke_always
 from ..agents.base import NotebookBinding
 from ..agents.models import describe_models
 from ..ids import validate_id
@@ -409,6 +410,29 @@ class ModelsHandler(HermesHandler):
         self.answer(await describe_models(name, backend))
 
 
+class AllowedAlwaysHandler(HermesHandler):
+    """`GET approvals/always`: `{always: [{backend, pattern}]}`, what "allow always" answers allow;
+    `DELETE approvals/always?backend=NAME&pattern=P` revokes one and answers what is left."""
+
+    auth_resource = "hermes:approvals"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self) -> None:
+        self.answer({"always": await allowed_always(self.hermes.manager.backends)})
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def delete(self) -> None:
+        backend = self.get_query_argument("backend", "")
+        pattern = self.get_query_argument("pattern", "")
+        if not backend or not pattern or len(pattern) > 4096:
+            raise user_error(400, "Choose what to stop allowing from the list.", "backend and pattern are required")
+        self.answer({"always": await revoke_always(self.hermes.manager.backends, backend, pattern)})
+
+
 _ID = r"(?P<{}>[^/]+)"
 default_handlers = [
     (r"sessions", SessionRootHandler),
@@ -422,5 +446,6 @@ default_handlers = [
     (rf"runs/{_ID.format('run_id')}/approvals/{_ID.format('approval_id')}", ApprovalHandler),
     (rf"runs/{_ID.format('run_id')}/clarify/{_ID.format('clarify_id')}", ClarifyAnswerHandler),
     (r"models", ModelsHandler),
+    (r"approvals/always", AllowedAlwaysHandler),
     (r"notebooks/recover", NotebookRecoverHandler),
 ]
