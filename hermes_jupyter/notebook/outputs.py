@@ -276,8 +276,9 @@ def _status_words(t: Transcript) -> str:
 
 
 def usage_words(usage: UsageRow) -> str:
-    """`1,234 tokens in · 56 out · 3.2 s · $0.0123`: the footer of a finished turn."""
-    parts = [f"{usage.input_tokens:,} tokens in", f"{usage.output_tokens:,} out"]
+    """`gpt-4o · 1,234 tokens in · 56 out · 3.2 s · $0.0123`: the footer of a finished turn (model when known)."""
+    parts = [usage.model] if usage.model else []
+    parts += [f"{usage.input_tokens:,} tokens in", f"{usage.output_tokens:,} out"]
     if usage.cached_tokens:
         parts.append(f"{usage.cached_tokens:,} cached")
     if usage.duration_s is not None:
