@@ -19,11 +19,11 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 import msgspec
 
-from ..agents.base import NotebookBinding
+from ..agents.base import NotebookBinding, Steers
 from ..events import STATUS
 from ..ids import new_run_id, validate_id
 from ..store import Session
@@ -44,13 +44,6 @@ class QueueFull(RuntimeError):
 
 class CannotSteer(RuntimeError):
     """The running turn's backend cannot take a message mid-turn (HTTP 409)."""
-
-
-@runtime_checkable
-class Steers(Protocol):
-    """A backend that can hand text to a running turn; False when that turn cannot take it now."""
-
-    async def steer(self, run_id: str, text: str) -> bool: ...
 
 
 class QueuedTurn(msgspec.Struct, frozen=True):
