@@ -73,6 +73,8 @@ class Session:
     input_tokens: int | None = None
     output_tokens: int | None = None
     estimated_cost: float | None = None
+    #: Turns sent while one ran, oldest first: `{run_id, message, attachments, queued_at, notebook}` (runs/queue.py).
+    queued: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -101,6 +103,7 @@ class Session:
             "message_count": len(self.messages), "active_stream_id": self.active_stream_id,
             "last_run_id": self.last_run_id, "notebook_path": self.notebook_path,
             "subtitle": subtitle(self.notebook_path), "kernel_id": self.kernel_id,
+            "queued": queued_summary(self.queued), "queued_count": len(self.queued),
         }
 
     @property
@@ -116,6 +119,16 @@ class Session:
     @active_run_id.setter
     def active_run_id(self, run_id: str | None) -> None:
         self.active_stream_id = run_id
+
+
+#: Characters of a queued message a listing row shows.
+QUEUED_PREVIEW_CHARS = 200
+
+
+def queued_summary(queued: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The queued turns as a listing row shows them: id, when, and the start of the message."""
+    return [{"run_id": q.get("run_id"), "message": str(q.get("message") or "")[:QUEUED_PREVIEW_CHARS],
+             "queued_at": q.get("queued_at")} for q in queued]
 
 
 _FIELDS = tuple(f for f in fields(Session) if f.name != "extra")

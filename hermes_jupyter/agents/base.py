@@ -126,3 +126,10 @@ class AgentBackend(Protocol):
     async def interrupt(self, run_id: str) -> None: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class Steers(Protocol):
+    """A backend that can hand text to a running turn (Hermes' steer); False when that turn cannot take it."""
+
+    async def steer(self, run_id: str, text: str) -> bool: ...

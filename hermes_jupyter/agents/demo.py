@@ -17,6 +17,7 @@ from ..events import PLAN, TOKEN
 from .approvals import ApprovalBroker, ApprovalRequest, pending_payload, resolved_payload
 from .base import EventSink, TurnRequest, TurnResult
 from .clarify import ClarifyBroker, ClarifyRequest, ask_journaled
+from .models import model_entry
 
 _COUNT_RE = re.compile(r"count to (\d+)", re.IGNORECASE)
 
@@ -39,6 +40,8 @@ APPROVAL_STEP = "_approval"
 CLARIFY_STEP = "_clarify"
 DANGEROUS = "rm -rf ./scratch"
 DEMO_QUESTION = "Shall I go on with the demo?"
+#: The demo's models (`GET models`): names only, so the model picker has something to choose from.
+DEMO_MODELS = (("demo", "Offline demo agent (no model)"), ("demo-large", "Offline demo agent, pretend large model"))
 PLAN_STEPS = ("Read the question", "Sketch an answer", "Write it down")
 
 CODE_REPLY = (
@@ -164,7 +167,7 @@ class DemoAgent(Configurable):
                 sink.emit(event, payload)
                 if event == TOKEN:
                     text.append(payload["text"])
-            return _result("".join(text), request.message)
+            return _result("".join(text), request.message, model=request.model)
         finally:
             self._stops.pop(request.run_id, None)
 
@@ -201,7 +204,7 @@ class DemoAgent(Configurable):
         return reply
 
     async def list_models(self) -> tuple[str | None, list[dict[str, str]]]:
-        return "demo", [{"id": "demo", "label": "Offline demo agent (no model)"}]
+        return "demo", [model_entry(m, label) for m, label in DEMO_MODELS]
 
     async def _paused(self, stop: asyncio.Event, index: int) -> bool:
         """Wait one `token_delay` (or yield now and then at 0); True if interrupted meanwhile.
@@ -223,9 +226,10 @@ class DemoAgent(Configurable):
             stop.set()
 
 
-def _result(text: str, message: str, *, interrupted: bool = False) -> TurnResult:
-    """The demo's result; its usage counts words, so every demo turn has a `usage` event with numbers."""
+def _result(text: str, message: str, *, interrupted: bool = False, model: str | None = None) -> TurnResult:
+    """The demo's result; its usage counts words, so every demo turn has a `usage` event with numbers,
+    naming the session's model (the demo answers the same whichever is chosen)."""
     context = [{"role": "assistant", "content": text}] if text else []
-    usage = {"input_tokens": len(message.split()), "output_tokens": len(text.split()), "model": "demo"}
+    usage = {"input_tokens": len(message.split()), "output_tokens": len(text.split()), "model": model or "demo"}
     return TurnResult(final_text=text, context=context, usage=usage,
                       outcome="interrupted" if interrupted else "completed")

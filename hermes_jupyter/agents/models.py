@@ -1,4 +1,4 @@
-"""What models a session of a backend can use (`GET models`): `{backend, default, models: [{id, label}]}`.
+"""What models a session of a backend can use (`GET models`): `{backend, default, models: [{id, label}], can_steer}`.
 
 Each backend answers for itself through an optional `list_models()`; one without it offers
 just its configured model. The answer is informational: a session's `model` is sent as is.
@@ -7,6 +7,8 @@ just its configured model. The answer is informational: a session's `model` is s
 from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
+
+from .base import Steers
 
 
 @runtime_checkable
@@ -26,4 +28,4 @@ async def describe_models(name: str, backend: Any) -> dict[str, Any]:
         configured = getattr(backend, "model", None)
         default = str(configured) if configured else None
         models = [model_entry(default)] if default else []
-    return {"backend": name, "default": default, "models": models}
+    return {"backend": name, "default": default, "models": models, "can_steer": isinstance(backend, Steers)}

@@ -165,6 +165,10 @@ class HermesClient:
     def get_session(self, session_id: str) -> dict[str, Any]:
         return dict(self.request("GET", f"sessions/{quote(session_id)}"))
 
+    def edit_session(self, session_id: str, **changes: str | None) -> dict[str, Any]:
+        """`PATCH sessions/{sid}`: e.g. `model=` for this and the next turns."""
+        return dict(self.request("PATCH", f"sessions/{quote(session_id)}", body=changes))
+
     def start_run(self, session_id: str, message: str, **binding: str | None) -> dict[str, Any]:
         """Start a turn; `binding` is `notebook_path`, `cell_id`, `kernel_id` (None values are left out)."""
         body = {"message": message, **{k: v for k, v in binding.items() if v}}

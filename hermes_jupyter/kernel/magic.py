@@ -23,13 +23,16 @@ from .client import HermesApiError, HermesClient, RunStream, ServerInfo, StreamL
 from .view import LiveCell
 
 USAGE = """\
-%%hermes [--session NAME | --new]   the cell body is the prompt
+%%hermes [--session NAME | --new] [--model NAME]   the cell body is the prompt
+                                    (--model switches the session's model from this turn on)
 %hermes PROMPT                      a one-line prompt
 %hermes sessions                    list this server's sessions, newest first
 %hermes cancel                      cancel the running turn of this notebook's session
 %hermes continue                    continue this notebook session's last interrupted or stopped answer"""
 #: Rows `%hermes sessions` shows: one page of the server's listing, newest first.
 SESSIONS_SHOWN = 50
+#: Seconds between two looks at a queued turn (is it running yet?).
+QUEUED_POLL_S = 0.25
 #: Seconds to wait for the cancel row after an interrupt before leaving the cell.
 CANCEL_WAIT_S = 10.0
 #: Seconds an interrupt waits to see whether a shutdown follows. jupyter_client interrupts a kernel
@@ -51,38 +54,49 @@ class Request:
     prompt: str = ""
     session: str | None = None
     new: bool = False
+    model: str | None = None
+
+
+def _option_value(head: str, tail: str, name: str) -> tuple[str, str]:
+    """The value of `--name VALUE` or `--name=VALUE`, and the rest of the line."""
+    if head.startswith(f"--{name}="):
+        value, rest = head.split("=", 1)[1], tail
+    else:
+        value, _, rest = tail.strip().partition(" ")
+    if not value:
+        raise UsageError(f"--{name} needs a NAME\n\n{USAGE}")
+    return value, rest
 
 
 def parse(line: str, cell: str | None) -> Request:
     """Parse by hand: a prompt is free text, so shlex (as magic_arguments uses) would choke on `what's`."""
     rest = line.strip()
     session: str | None = None
+    model: str | None = None
     new = False
     while rest.startswith("--"):
         head, _, tail = rest.partition(" ")
         if head == "--new":
             new = True
-        elif head.startswith("--session="):
-            session = head.split("=", 1)[1]
-        elif head == "--session":
-            session, _, tail = tail.strip().partition(" ")
+        elif head == "--session" or head.startswith("--session="):
+            session, tail = _option_value(head, tail, "session")
+        elif head == "--model" or head.startswith("--model="):
+            model, tail = _option_value(head, tail, "model")
         else:
             raise UsageError(f"unknown option {head}\n\n{USAGE}")
         rest = tail.strip()
-        if head.startswith("--session") and not session:
-            raise UsageError(f"--session needs a NAME\n\n{USAGE}")
     if new and session:
         raise UsageError(f"use either --session NAME or --new\n\n{USAGE}")
     if cell is None and rest in ("sessions", "cancel", "continue"):
         if rest == "continue" and new:
             raise UsageError(f"a new session has nothing to continue\n\n{USAGE}")
-        return Request(rest, session=session, new=new)
+        return Request(rest, session=session, new=new, model=model)
     prompt = cell.strip() if cell is not None else rest
     if cell is not None and rest:
         raise UsageError(f"%%hermes takes only options on its first line\n\n{USAGE}")
     if not prompt:
         raise UsageError(USAGE)
-    return Request("ask", prompt, session, new)
+    return Request("ask", prompt, session, new, model)
 
 
 @dataclass(frozen=True)
@@ -249,14 +263,14 @@ class HermesMagics(Magics):
         binding = {"notebook_path": ctx.notebook_path, "cell_id": ctx.cell_id, "kernel_id": ctx.kernel_id}
         session_id = self._resolve_session(request, ctx)
         try:
-            started = self.client.start_run(session_id, request.prompt, **binding)
+            started = self._start(session_id, request, binding)
         except HermesApiError as exc:
             if exc.status != 404 or request.session or request.new:
                 raise
             self.session_id = None  # the remembered session was deleted meanwhile: use a fresh one
             session_id = self._resolve_session(request, ctx)
-            started = self.client.start_run(session_id, request.prompt, **binding)
-        self._show_run(session_id, str(started["run_id"]))
+            started = self._start(session_id, request, binding)
+        self._show_run(session_id, started)
 
     def _continue(self, request: Request) -> None:
         """`%hermes continue`: the rest of the last interrupted answer streams into this cell.
@@ -276,13 +290,16 @@ class HermesMagics(Magics):
         ctx = self._context()
         started = self.client.continue_session(
             self.session_id, notebook_path=ctx.notebook_path, cell_id=ctx.cell_id, kernel_id=ctx.kernel_id)
-        self._show_run(self.session_id, str(started["run_id"]))
+        self._show_run(self.session_id, started)
 
-    def _show_run(self, session_id: str, run_id: str) -> None:
-        """Stream a started run into this cell, the magic's one way to show a run."""
+    def _show_run(self, session_id: str, started: dict[str, Any]) -> None:
+        """Stream a started (or queued) run into this cell, the magic's one way to show a run."""
+        run_id = str(started["run_id"])
         cell = LiveCell(session_id, run_id, base_path=urlsplit(self.client.server.url).path or "/")
         self.last_cell = cell
-        cell.show()
+        cell.show(queued=bool(started.get("queued")))
+        if started.get("queued") and not self._wait_queued(cell, run_id):
+            return
         stream = self.client.stream(run_id).start()
         try:
             self._follow(cell, stream)
@@ -294,6 +311,39 @@ class HermesMagics(Magics):
                   "`jupyter hermes recover` fills in this cell once it is saved.")
         finally:
             stream.close()
+
+    def _start(self, session_id: str, request: Request, binding: dict[str, str | None]) -> dict[str, Any]:
+        """`--model` first (the session keeps it for later turns too), then the turn."""
+        if request.model:
+            self.client.edit_session(session_id, model=request.model)
+        return self.client.start_run(session_id, request.prompt, **binding)
+
+    def _wait_queued(self, cell: LiveCell, run_id: str) -> bool:
+        """A turn sent while another runs waits in the server's queue: True once it runs.
+
+        ■ meanwhile takes it off the queue; so does Stop in the cell or the sidebar.
+        """
+        try:
+            while True:
+                try:
+                    status = self.client.run_status(run_id).get("status")
+                except HermesApiError as exc:
+                    if exc.status != 404:
+                        raise
+                    status = None  # taken off the queue before it started
+                if status != "queued":
+                    break
+                time.sleep(QUEUED_POLL_S)
+        except KeyboardInterrupt:
+            self.client.cancel(run_id)
+            status = None
+            mark_failed(self.shell, RunStopped("the queued hermes message was taken off the queue"))
+        if status is None:
+            cell.finish("cancelled")
+            print("hermes: this message was taken off the queue before it started.")
+            return False
+        cell.started()
+        return True
 
     def _follow(self, cell: LiveCell, stream: RunStream) -> None:
         wait_s = 0.05

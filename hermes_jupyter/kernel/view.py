@@ -105,11 +105,17 @@ class LiveCell:
     def model_id(self) -> str | None:
         return self.widget.model_id if self.widget is not None else None
 
-    def show(self) -> None:
+    def show(self, *, queued: bool = False) -> None:
+        """Display the run; a `queued` one says so (and its Stop takes it off the queue) until `started()`."""
         snap = self.output.snapshot()
         if self.widget is not None:
-            self.widget.state = view_state(snap)
+            self.widget.state = {**view_state(snap), "queued": queued}
         self._handle = self._display(live_bundle(snap, self.model_id), raw=True, display_id=True)
+
+    def started(self) -> None:
+        """The queued turn runs now: the view streams it."""
+        if self.widget is not None:
+            self.widget.state = view_state(self.output.snapshot())
 
     def feed(self, rows: Iterable[JournalRow]) -> None:
         before = self.output.seq

@@ -289,8 +289,9 @@ def _status_words(t: Transcript) -> str:
 
 
 def usage_words(usage: UsageRow) -> str:
-    """`1,234 tokens in · 56 out · 3.2 s · $0.0123`: the footer of a finished turn."""
-    parts = [f"{usage.input_tokens:,} tokens in", f"{usage.output_tokens:,} out"]
+    """`gpt-4o · 1,234 tokens in · 56 out · 3.2 s · $0.0123`: the footer of a finished turn (model when known)."""
+    parts = [usage.model] if usage.model else []
+    parts += [f"{usage.input_tokens:,} tokens in", f"{usage.output_tokens:,} out"]
     if usage.cached_tokens:
         parts.append(f"{usage.cached_tokens:,} cached")
     if usage.duration_s is not None:
@@ -410,7 +411,10 @@ def _widget_card(row: Row) -> dict[str, Any] | None:
         return {"name": "approval", "args": row.command or "", "preview": f"{row.description or ''} · {_approval_words(row)}",
                 "status": status, "duration_s": None, "tid": row.approval_id}
     text = _plain(row)
+    if isinstance(row, ClarifyRow):  # pending: the widget offers its choices and a box for the answer
+        return {"name": "question", "args": "", "preview": text, "status": "running" if row.status == "pending" else "done",
+                "duration_s": None, "tid": row.clarify_id, "choices": list(row.choices)}
     if text is None or isinstance(row, AssistantRow):
         return None
-    name = {ClarifyRow: "question", PlanRow: "plan", NoteRow: "note"}.get(type(row), "note")
+    name = {PlanRow: "plan", NoteRow: "note"}.get(type(row), "note")
     return {"name": name, "args": "", "preview": text, "status": "done", "duration_s": None, "tid": row.id}

@@ -100,6 +100,8 @@ class RunManager:
         self.io = ThreadPoolExecutor(max_workers=io_workers, thread_name_prefix="hermes-io")
         #: Compressing settled journals is background work: its own thread, never ahead of an admission or settle.
         self.sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-seal")
+        #: Called on the loop with the session id once a run has settled (the queue starts the next turn).
+        self.after_settle: list[Callable[[str], None]] = []
 
     async def offload(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run blocking store or journal work on the manager's small I/O pool."""
@@ -125,9 +127,13 @@ class RunManager:
         validate_id(session_id, "session id")
         loop = asyncio.get_running_loop()
         run = await self.offload(self._admit_run, session_id, message, attachments, notebook, prepare, loop)
-        run.task = loop.create_task(self._worker(run), name=f"hermes-run-{run.run_id}")
-        self.on_lifecycle("run.started", self._describe(run))
+        self.launch(run)
         return run
+
+    def launch(self, run: Run) -> None:
+        """Start the worker of an admitted run (on the loop)."""
+        run.task = asyncio.get_running_loop().create_task(self._worker(run), name=f"hermes-run-{run.run_id}")
+        self.on_lifecycle("run.started", self._describe(run))
 
     def _admit_run(
         self,
@@ -140,23 +146,42 @@ class RunManager:
     ) -> Run:
         self.recovery.get_session(session_id)  # settle a stale turn first
         with self.store.lock(session_id):
-            session = self.store.load(session_id)
-            self._admit(session)
-            if prepare is not None:
-                message, attachments = prepare(session)
-            if not message or not message.strip():
-                raise ValueError("message must be a non-empty string")
-            run = self._create_run(session, message, attachments or [], notebook, loop)
-            try:
-                self.store.save(session)
-            except BaseException:
-                self._forget(run, loop)
-                raise
+            return self.admit_locked(self.store.load(session_id), message, attachments, notebook, prepare, loop)
+
+    def admit_locked(
+        self,
+        session: Session,
+        message: str | None,
+        attachments: list[dict[str, Any]] | None,
+        notebook: NotebookBinding | None,
+        prepare: Callable[[Session], tuple[str, list[dict[str, Any]]]] | None,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        run_id: str | None = None,
+    ) -> Run:
+        """Admit a turn of `session` and save it; the caller holds the session lock (queue.py starts a
+        queued turn here under its promised `run_id`). The caller then `launch`es the run."""
+        self._admit(session)
+        if prepare is not None:
+            message, attachments = prepare(session)
+        if not message or not message.strip():
+            raise ValueError("message must be a non-empty string")
+        run = self._create_run(session, message, attachments or [], notebook, loop, run_id)
+        try:
+            self.store.save(session)
+        except BaseException:
+            self._forget(run, loop)
+            raise
         return run
+
+    def is_busy(self, session: Session) -> bool:
+        """The session's turn is live in this process (a new message must wait or steer)."""
+        stream = session.active_run_id
+        return bool(stream and self.live.is_live(stream))
 
     def _admit(self, session: Session) -> None:
         stream = session.active_run_id
-        if stream and self.live.is_live(stream):
+        if self.is_busy(session):
             raise RunActive(f"session {session.session_id} already has a running turn ({stream})")
         if stream and session.pending_user_message:
             # Not live in this process: a dead turn inside the grace period. Settle it now.
@@ -169,8 +194,9 @@ class RunManager:
         attachments: list[dict[str, Any]],
         notebook: NotebookBinding | None,
         loop: asyncio.AbstractEventLoop,
+        run_id: str | None = None,
     ) -> Run:
-        run_id = new_run_id()
+        run_id = run_id or new_run_id()
         backend_name = session.backend or self.default_backend
         backend = self.backends.get(backend_name) or self.backends[self.default_backend]
         writer = self.journals.writer(session.session_id, run_id)  # the journal exists before the turn is pending
@@ -178,7 +204,7 @@ class RunManager:
         run = Run(
             run_id=run_id, session_id=session.session_id, message=message, backend=backend,
             generation=self.invalidate_generation(session.session_id), started_backend_id=session.backend_session_id,
-            notebook=notebook, channel=channel, sink=RunSink(writer, channel, loop, self.redactor),
+            notebook=notebook, channel=channel, sink=RunSink(writer, channel, loop, self.redactor), model=session.model,
         )
         self.live.register_worker(run_id, session.session_id)
         self.live.register_stream(run_id)
@@ -256,7 +282,7 @@ class RunManager:
         """The turn's `usage` event, once, before its terminal row (completed or errored turns that counted)."""
         if result.outcome not in ("completed", "errored") or not result.usage:
             return
-        model = getattr(run.backend, "model", None)
+        model = run.model or getattr(run.backend, "model", None)  # the session's choice, else the backend's
         run.sink.emit(USAGE, usage_payload(result.usage, duration_s=time.time() - run.started_at,
                                            model=str(model) if model else None))
 
@@ -601,6 +627,8 @@ class RunManager:
             loop.run_in_executor(self.sealer, self._seal, run)
         run.done.set()
         self.on_lifecycle(lifecycle, self._describe(run))
+        for hook in self.after_settle:
+            hook(run.session_id)
 
     def _seal(self, run: Run) -> None:
         """Compress the settled run's journal: its terminal row is written and its writer closed."""

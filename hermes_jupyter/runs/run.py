@@ -42,6 +42,8 @@ class Run:
     done: asyncio.Event = field(default_factory=asyncio.Event)
     #: Why the run could not be settled normally (`disk_full`), if it could not.
     failure: str | None = None
+    #: The session's model when the turn started (None: the backend's own).
+    model: str | None = None
 
 
 def redacted_result(result: TurnResult, redactor: Redactor) -> TurnResult:

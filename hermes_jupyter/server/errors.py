@@ -12,6 +12,7 @@ from typing import Any
 
 from tornado import web
 
+from ..agents.always import AlwaysUnavailable, NotAllowedAlways
 from ..agents.approvals import UnknownApproval
 from ..agents.asks import AlreadyAnswered, UnknownQuestion
 from ..fsio import SymlinkRefused, is_disk_full
@@ -20,6 +21,7 @@ from ..journal import JournalBusy
 from ..journal.files import CorruptJournal, RefusedJournal
 from ..listing import BadCursor
 from ..runs.manager import Draining, NothingToContinue, NothingToRetry, RunActive
+from ..runs.queue import MAX_QUEUED, CannotSteer, QueueFull
 from ..runs.status import UnknownRun
 from ..store import CorruptSession, UnknownSession
 
@@ -48,6 +50,13 @@ ERRORS: list[tuple[type[BaseException], int, str]] = [
                        "events. Reload the session."),
     (FileNotFoundError, 404, "That notebook was not found. Check its path and try again."),
     (RunActive, 409, "This session is still running a turn. Wait for it to finish or stop it, then try again."),
+    (QueueFull, 409, f"{MAX_QUEUED} messages are already waiting in this session. Wait until one is answered, "
+                     "or remove one from the queue, then send again."),
+    (CannotSteer, 409, "This agent cannot take a message in the middle of its answer. Send it normally instead: "
+                       "it is answered as soon as the current answer ends."),
+    (NotAllowedAlways, 404, "That is no longer allowed always. Reload the list."),
+    (AlwaysUnavailable, 409, "The agent is not running, so what it allows always cannot be read or changed now. "
+                             "Try again in a moment."),
     (NothingToRetry, 409, "There is no earlier message in this session to retry or undo."),
     (NothingToContinue, 409, "There is nothing to continue: the last answer in this session was not interrupted or "
                              "stopped (it finished, or failed and can be retried instead)."),

@@ -19,11 +19,13 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
+from ..agents.always import allowed_always, revoke_always
 from ..agents.base import NotebookBinding
 from ..agents.models import describe_models
 from ..ids import validate_id
 from ..listing import Page
 from ..runs.first_turn import create_with_first_turn
+from ..runs.queue import Mode
 from ..titles import UNTITLED
 from .errors import error_body, mapped, user_error
 from .inputs import check_text, parse_count
@@ -198,7 +200,7 @@ class SessionHandler(HermesHandler):
     @authorized
     @api_errors
     async def get(self, session_id: str) -> None:
-        session = await self.hermes.manager.offload(self.hermes.recovery.get_session, self.sid(session_id))
+        session = await self.hermes.queue.read_session(self.sid(session_id))
         self.answer(session.to_json())
 
     @web.authenticated
@@ -235,8 +237,13 @@ class RunRootHandler(HermesHandler):
             raise user_error(400, "The attachments could not be read. Attach the files again.",
                              "attachments must be a list of objects")
         notebook = _binding(body)
-        run = await self.hermes.manager.start_run(self.sid(session_id), message, attachments=attachments, notebook=notebook)
-        self.answer({"run_id": run.run_id, "session_id": run.session_id}, 202)
+        mode: Mode = "steer" if body.get("mode") == "steer" else "queue"
+        if body.get("mode") not in (None, "queue", "steer"):
+            raise user_error(400, "Send the message normally, or choose to steer the running turn.",
+                             "mode must be 'queue' or 'steer'")
+        submitted = await self.hermes.queue.submit(
+            self.sid(session_id), message, attachments=attachments, notebook=notebook, mode=mode)
+        self.answer(submitted.to_json(), 202)
 
 
 class SessionActionHandler(HermesHandler):
@@ -265,9 +272,9 @@ class RunHandler(HermesHandler):
     @authorized
     @api_errors
     async def get(self, run_id: str) -> None:
-        """`{run_id, session_id, status, last_seq, marker}`: marker is the run's closing marker row or null."""
-        manager = self.hermes.manager
-        self.answer(await manager.offload(manager.run_status, validate_id(run_id, "run id"), with_marker=True))
+        """`{run_id, session_id, status, last_seq, marker}`: marker is the run's closing marker row or null;
+        a queued run's status is `queued`."""
+        self.answer(await self.hermes.queue.run_status(validate_id(run_id, "run id")))
 
 
 class RunBundleHandler(HermesHandler):
@@ -303,8 +310,8 @@ class RunCancelHandler(HermesHandler):
     @authorized
     @api_errors
     async def post(self, run_id: str) -> None:
-        cancelled = await self.hermes.manager.cancel(validate_id(run_id, "run id"))
-        self.answer({"run_id": run_id, "cancelled": cancelled, **self.hermes.manager.run_status(run_id)})
+        """Cancel a live run (its partial output is kept), or take a queued one off the queue."""
+        self.answer(await self.hermes.queue.cancel(validate_id(run_id, "run id")))
 
 
 class ApprovalHandler(HermesHandler):
@@ -411,6 +418,29 @@ class ModelsHandler(HermesHandler):
         self.answer(await describe_models(name, backend))
 
 
+class AllowedAlwaysHandler(HermesHandler):
+    """`GET approvals/always`: `{always: [{backend, pattern}]}`, what "allow always" answers allow;
+    `DELETE approvals/always?backend=NAME&pattern=P` revokes one and answers what is left."""
+
+    auth_resource = "hermes:approvals"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def get(self) -> None:
+        self.answer({"always": await allowed_always(self.hermes.manager.backends)})
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def delete(self) -> None:
+        backend = self.get_query_argument("backend", "")
+        pattern = self.get_query_argument("pattern", "")
+        if not backend or not pattern or len(pattern) > 4096:
+            raise user_error(400, "Choose what to stop allowing from the list.", "backend and pattern are required")
+        self.answer({"always": await revoke_always(self.hermes.manager.backends, backend, pattern)})
+
+
 _ID = r"(?P<{}>[^/]+)"
 default_handlers = [
     (r"sessions", SessionRootHandler),
@@ -424,5 +454,6 @@ default_handlers = [
     (rf"runs/{_ID.format('run_id')}/approvals/{_ID.format('approval_id')}", ApprovalHandler),
     (rf"runs/{_ID.format('run_id')}/clarify/{_ID.format('clarify_id')}", ClarifyAnswerHandler),
     (r"models", ModelsHandler),
+    (r"approvals/always", AllowedAlwaysHandler),
     (r"notebooks/recover", NotebookRecoverHandler),
 ]

@@ -11,6 +11,7 @@ from ..journal import Journals
 from ..liveness import LiveRuns
 from ..recovery import Recovery
 from ..runs.manager import RunManager
+from ..runs.queue import TurnQueue
 from ..store import SessionStore
 
 
@@ -28,3 +29,7 @@ class HermesServices:
     allowed_backends: list[str] = field(default_factory=list)
     default_backend: str = "demo"
     max_body_bytes: int = 1 << 20
+    queue: TurnQueue = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.queue = TurnQueue(self.manager)

@@ -11,6 +11,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from hermes_jupyter.kernel.client import HermesClient, ServerInfo
 from hermes_jupyter.kernel.magic import HermesMagics, Request, UsageError, parse, watch_shutdown
+from hermes_jupyter.kernel.view import LiveCell
 from hermes_jupyter.notebook.outputs import RUN_MIME, WIDGET_MIME
 
 from ..notebook.server_process import ServerProcess, server_fixture
@@ -68,7 +69,10 @@ def test_parse_options_and_free_text_prompts() -> None:
     assert parse("sessions", None).action == "sessions"
     assert parse("cancel", None).action == "cancel"
     assert parse("", "sessions").action == "ask"  # a cell body is always a prompt
-    for bad in [("", ""), ("--new --session x", "hi"), ("--bogus", "hi"), ("--session", "hi"), ("extra", "hi")]:
+    assert parse("--model demo-large", "hi") == Request("ask", "hi", model="demo-large")
+    assert parse("--new --model=m1", "hi") == Request("ask", "hi", new=True, model="m1")
+    for bad in [("", ""), ("--new --session x", "hi"), ("--bogus", "hi"), ("--session", "hi"), ("extra", "hi"),
+                ("--model", "hi")]:
         with pytest.raises(UsageError):
             parse(*bad)
 
@@ -163,3 +167,45 @@ def test_sessions_started_with_new_are_titled_by_their_prompts(shell: Interactiv
     rows = {s["session_id"]: s for s in server.api("GET", "sessions")}
     assert [rows[sid]["title"] for sid in sids] == prompts
     assert {rows[sid]["subtitle"] for sid in sids} == {rows[sids[0]]["notebook_path"]}
+
+
+def test_model_option_switches_the_sessions_model_from_this_turn_on_and_the_footer_names_it(
+    shell: InteractiveShell, server: ServerProcess
+) -> None:
+    shell.run_cell_magic("hermes", "--model demo-large", "count to 2")
+    sid = magics(shell).session_id
+    assert server.api("GET", f"sessions/{sid}")["model"] == "demo-large"
+    assert "demo-large · " in outputs(shell)[-1]["data"]["text/markdown"]  # the usage footer
+    shell.run_cell_magic("hermes", "", "count to 3")  # PATCH semantics: later turns keep the model
+    assert "demo-large · " in outputs(shell)[-1]["data"]["text/markdown"]
+    shell.run_cell_magic("hermes", "--model demo", "count to 2")
+    assert server.api("GET", f"sessions/{sid}")["model"] == "demo"
+
+
+def test_a_cell_sent_while_a_turn_runs_shows_queued_then_streams_its_answer(
+    shell: InteractiveShell, server: ServerProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shell.run_line_magic("hermes", "count to 2")
+    sid = magics(shell).session_id
+    running = server.api("POST", f"sessions/{sid}/runs", json={"message": "count to 1000000"})  # e.g. the sidebar
+    stop = threading.Timer(1.0, lambda: server.api("POST", f"runs/{running['run_id']}/cancel"))
+    queued_views: list[Any] = []
+    show = LiveCell.show
+
+    def spy(cell: LiveCell, *, queued: bool = False) -> None:
+        show(cell, queued=queued)
+        queued_views.append(cell.widget.state.get("queued") if cell.widget is not None else queued)
+
+    monkeypatch.setattr(LiveCell, "show", spy)
+    stop.start()
+    try:
+        shell.run_cell_magic("hermes", "", "count to 3")
+    finally:
+        stop.cancel()
+    cell = magics(shell).last_cell
+    assert queued_views == [True] and cell is not None
+    mine = [o["data"] for o in outputs(shell) if o["data"].get(RUN_MIME, {}).get("run_id") == cell.output.run_id]
+    assert mine[-1][RUN_MIME]["status"] == "completed" and mine[-1]["text/markdown"].startswith("1 2 3")
+    session = server.api("GET", f"sessions/{sid}")
+    users = [m["content"] for m in session["messages"] if m["role"] == "user"]
+    assert users[-2:] == ["count to 1000000", "count to 3"]  # answered after the turn it waited for

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from hermes_jupyter.events import JournalRow, rows_from_json
@@ -104,3 +105,20 @@ def test_finish_without_terminal_row_keeps_running_status_for_recover() -> None:
     cell.feed(make_rows(5, terminal=False))
     cell.finish()
     assert display.bundles[-1][RUN_MIME] == {"run_id": "run1", "session_id": "s1", "seq": 5, "status": "running"}
+
+
+def test_a_pending_question_gives_the_widget_its_choices_and_an_answered_one_shows_the_answer() -> None:
+    from hermes_jupyter.journal import iter_rows
+    from hermes_jupyter.notebook.outputs import RunOutput, view_state
+    from tests.fixtures.journals import generate
+
+    rows = list(iter_rows(Path(generate.__file__).parent / "clarify.jsonl", generate.SESSION_ID, "run-clarify"))
+    asking = RunOutput(generate.SESSION_ID, "run-clarify")
+    asking.feed(rows[:4])  # up to the first question, still pending
+    (question,) = [c for s in view_state(asking.snapshot())["segments"] for c in s["tools"] if c["name"] == "question"]
+    assert (question["status"], question["tid"], question["choices"]) == ("running", "q-1", ["yes", "no"])
+    answered = RunOutput(generate.SESSION_ID, "run-clarify")
+    answered.feed(rows)
+    cards = [c for s in view_state(answered.snapshot("completed"))["segments"] for c in s["tools"] if c["name"] == "question"]
+    assert [c["status"] for c in cards] == ["done", "done"]
+    assert "answer: yes" in cards[0]["preview"] and "not answered" in cards[1]["preview"]

@@ -85,12 +85,21 @@ async def test_events_route_pages_through_the_journal(api: HermesClient) -> None
     assert rest["events"][-1]["event"] == "done" and rest["terminal"] is True
 
 
-async def test_second_run_while_active_is_409_and_cancel_keeps_partial(api: HermesClient) -> None:
+async def test_second_run_while_active_is_queued_and_cancel_keeps_partial(api: HermesClient) -> None:
     sid = (await api.create_session())["session_id"]
     run_id = await api.start(sid, "count to 100000")
     await api.stream(run_id, stop_after=10)
-    code, err = await api.call("POST", "sessions", sid, "runs", body={"message": "again"})
-    assert code == 409 and "running" in err["message"]
+    code, queued = await api.call("POST", "sessions", sid, "runs", body={"message": "again"})
+    assert code == 202 and queued["queued"] is True and queued["session_id"] == sid
+    code, listed = await api.call("GET", "sessions", sid)
+    assert [q["run_id"] for q in listed["queued"]] == [queued["run_id"]]
+    code, status = await api.call("GET", "runs", queued["run_id"])
+    assert code == 200 and status["status"] == "queued"
+    code, dropped = await api.call("POST", "runs", queued["run_id"], "cancel")
+    assert code == 200 and dropped["cancelled"] is True and dropped["queued"] is True
+    code, steer = await api.call("POST", "sessions", sid, "runs", body={"message": "faster", "mode": "steer"})
+    assert code == 409 and "cannot take a message" in steer["message"]  # the demo agent cannot steer
+    assert (await api.call("POST", "sessions", sid, "runs", body={"message": "x", "mode": "shout"}))[0] == 400
     code, cancelled = await api.call("POST", "runs", run_id, "cancel")
     assert code == 200 and cancelled["cancelled"] is True and cancelled["status"] == "cancelled"
     code, session = await api.call("GET", "sessions", sid)

@@ -77,5 +77,15 @@ async def test_write_some_code_answers_with_a_fenced_block_a_table_and_a_formula
 async def test_models_route_names_what_a_backend_offers(api: HermesClient) -> None:
     code, models = await api.call("GET", "models")
     assert code == 200 and models["backend"] == "demo" and models["default"] == "demo"
-    assert [m["id"] for m in models["models"]] == ["demo"]
+    assert [m["id"] for m in models["models"]] == ["demo", "demo-large"] and models["can_steer"] is False
     assert (await api.call("GET", "models", backend="nope"))[0] == 400
+
+
+async def test_the_sessions_model_is_used_from_the_next_turn_and_named_in_its_usage(api: HermesClient) -> None:
+    sid = (await api.create_session())["session_id"]
+    code, patched = await api.call("PATCH", "sessions", sid, body={"model": "demo-large"})
+    assert code == 200 and patched["model"] == "demo-large"
+    run_id = await api.start(sid, "count to 2")
+    usage = next(r["payload"] for r in await api.stream(run_id) if r["event"] == "usage")
+    assert usage["model"] == "demo-large"
+    assert "demo-large · " in api.settled[run_id]["bundle"]["text/markdown"]

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -19,8 +20,9 @@ from traitlets import Any as AnyTrait
 from traitlets import Bool, Dict, Enum, Float, List, Unicode, default
 from traitlets.config import Configurable
 
-from ...events import APPROVAL, CLARIFY
+from ...events import APPROVAL, CLARIFY, STATUS
 from .. import approvals, clarify
+from ..always import AlwaysUnavailable
 from ..approvals import ApprovalHandler, ApprovalRequest
 from ..base import EventSink, TurnRequest, TurnResult
 from ..bubblewrap import SandboxMode, SandboxUnavailable, wrap
@@ -154,6 +156,7 @@ class HermesAgent(Configurable):
         self._crashes = 0
         self._respawn_at = 0.0
         self._closed = False
+        self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
     @property
     def pid(self) -> int | None:
@@ -218,6 +221,10 @@ class HermesAgent(Configurable):
                                             interrupted=slot.interrupted)
             kind = message.get("ev")
             if kind == "result":
+                if message.get("pending_steer"):
+                    slot.sink.emit(STATUS, {"level": "warning", "text": (
+                        "Hermes finished before it could read what you added to this turn. Send it again as a "
+                        f"new message: {message['pending_steer']}")})
                 result = translator.finish(message)
                 if result.outcome != "errored":
                     self._crashes = 0
@@ -229,6 +236,14 @@ class HermesAgent(Configurable):
                 self._ask_clarify(request, message, slot)
                 continue
             translator.feed(message)
+
+    async def steer(self, run_id: str, text: str) -> bool:
+        """Hand `text` to the running turn (Hermes adds it to its next tool result); False before it started."""
+        slot = self._runs.get(run_id)
+        if slot is None or slot.proc is None or slot.interrupted:
+            return False
+        await self._send_quietly(slot.proc, protocol.steer_op(run_id, text))
+        return True
 
     async def interrupt(self, run_id: str) -> None:
         slot = self._runs.get(run_id)
@@ -314,6 +329,27 @@ class HermesAgent(Configurable):
                 slot.resolved.add(question_id)
                 slot.sink.emit(event, {**unanswered, "reason": reason})
 
+    async def allowed_always(self) -> list[str]:
+        """What "allow always" answers allow, as Hermes keeps them (config.yaml `command_allowlist`)."""
+        return await self._allowlist(None)
+
+    async def revoke_always(self, pattern: str) -> list[str]:
+        """Stop allowing `pattern` always (and for any session it was allowed in); what is left."""
+        return await self._allowlist(pattern)
+
+    async def _allowlist(self, revoke: str | None) -> list[str]:
+        request_id = secrets.token_hex(8)
+        reply = self._replies[request_id] = asyncio.get_running_loop().create_future()
+        try:
+            proc = await self._ensure_process()
+            await proc.send(protocol.allowlist_op(request_id, revoke))
+            message = await asyncio.wait_for(reply, self.startup_timeout)
+        except (AgentStartError, AgentGone, TimeoutError) as exc:
+            raise AlwaysUnavailable(f"hermes allowlist: {exc or type(exc).__name__}") from exc
+        finally:
+            self._replies.pop(request_id, None)
+        return [str(p) for p in message.get("patterns") or ()]
+
     async def list_models(self) -> tuple[str | None, list[dict[str, str]]]:
         """This backend's model, else `model.default` of Hermes' config.yaml (in the agent's HERMES_HOME)."""
         configured = self.model or await asyncio.to_thread(self._configured_model)
@@ -374,6 +410,11 @@ class HermesAgent(Configurable):
             return proc
 
     def _dispatch(self, message: dict[str, Any]) -> None:
+        if message.get("ev") == "reply":
+            reply = self._replies.get(str(message.get("id")))
+            if reply is not None and not reply.done():
+                reply.set_result(message)
+            return
         if message.get("ev") == "warmed":
             log.info("hermes: agent warmed (ok=%s, %s s)", message.get("ok"), message.get("seconds"))
             return

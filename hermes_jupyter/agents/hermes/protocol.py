@@ -59,6 +59,16 @@ def interrupt_op(run_id: str) -> dict[str, Any]:
     return {"op": "interrupt", "run": run_id}
 
 
+def allowlist_op(request_id: str, revoke: str | None = None) -> dict[str, Any]:
+    """Ask for Hermes' "allow always" patterns (after revoking `revoke`, when given); answered by a `reply`."""
+    return {"op": "allowlist", "id": request_id, "revoke": revoke}
+
+
+def steer_op(run_id: str, text: str) -> dict[str, Any]:
+    """Hand `text` to the running turn: Hermes adds it to the next tool result (`AIAgent.steer`)."""
+    return {"op": "steer", "run": run_id, "text": text}
+
+
 def approval_op(run_id: str, approval_id: str, choice: str) -> dict[str, Any]:
     return {"op": "approval", "run": run_id, "approval_id": approval_id, "choice": choice}
 

@@ -11,11 +11,13 @@ Host -> runner (one JSON object a line, key "op"):
   {"op": "turn", "run", "session", "hermes_session", "message", "history", "model",
    "toolsets", "persist", "approval_timeout_s", "max_result_chars"}
   {"op": "interrupt", "run"}
+  {"op": "steer", "run", "text"}   (AIAgent.steer: the text joins the next tool result)
+  {"op": "allowlist", "id", "revoke": str | null}   -> {"ev": "reply", "id", "patterns": [str]}
   {"op": "approval", "run", "approval_id", "choice": "allow_once" | "allow_session" | "allow_always" | "deny"}
   {"op": "clarify", "run", "clarify_id", "answer": str | null}
   {"op": "warm", "model", "toolsets", "persist"}   (build a spare agent now, for the next session's first turn)
   {"op": "shutdown"}
-Runner -> host (key "ev"): "ready", "started", "delta", "reasoning", "interim", "progress",
+Runner -> host (key "ev"): "ready", "reply", "started", "delta", "reasoning", "interim", "progress",
   "tool_start", "tool_complete", "hermes_event", "status", "approval_request", "clarify_request",
   "result", "warmed", "fatal".
 """
@@ -366,6 +368,33 @@ class Runner:
         if agent is not None:
             agent.interrupt()
 
+    def steer(self, op: dict[str, Any]) -> None:
+        with self.lock:
+            run = self.runs.get(str(op.get("run")))
+        agent = run.agent if run is not None else None
+        if agent is not None:
+            agent.steer(str(op.get("text") or ""))
+
+    def allowlist(self, op: dict[str, Any]) -> None:
+        """Hermes' "allow always" patterns (config.yaml `command_allowlist`), after revoking one if asked.
+
+        A revoked pattern is also dropped from every session's "allow for this session" set:
+        "always" granted it there too, and a revoke must take effect at once.
+        """
+        from tools import approval
+
+        patterns = approval.load_permanent_allowlist()
+        revoke = op.get("revoke")
+        if isinstance(revoke, str) and revoke:
+            keys = approval._approval_key_aliases(revoke) | {revoke}
+            with approval._lock:
+                approval._permanent_approved.difference_update(keys)
+                for approved in approval._session_approved.values():
+                    approved.difference_update(keys)
+                patterns = set(approval._permanent_approved)
+            approval.save_permanent_allowlist(patterns)
+        self.wire.send({"ev": "reply", "id": op.get("id"), "patterns": sorted(str(p) for p in patterns)})
+
     def approval(self, op: dict[str, Any]) -> None:
         self._answer(op, str(op.get("approval_id")), op.get("choice"))
 
@@ -454,6 +483,7 @@ def _result_message(run: Run, agent: Any, result: dict[str, Any], before: dict[s
         "failed": bool(result.get("failed")), "error": result.get("error"),
         "interrupted": bool(result.get("interrupted")) or run.interrupted.is_set(),
         "completed": result.get("completed"), "exit_reason": result.get("turn_exit_reason"),
+        "pending_steer": result.get("pending_steer"),
         "session_id": session_after, "previous_session_id": session_before,
     }
 
@@ -469,7 +499,8 @@ def main() -> None:
     runner = Runner(wire)
     wire.send({"ev": "ready", "protocol": PROTOCOL_VERSION, "hermes_version": version,
                "pid": os.getpid(), "python": sys.executable, "t": time.time()})
-    handlers = {"turn": runner.turn, "interrupt": runner.interrupt, "approval": runner.approval,
+    handlers = {"turn": runner.turn, "interrupt": runner.interrupt, "steer": runner.steer, "allowlist": runner.allowlist,
+                "approval": runner.approval,
                 "clarify": runner.clarify, "warm": runner.warm}
     for op in wire.lines():
         name = str(op.get("op"))

@@ -68,7 +68,21 @@ function toolHtml(tool) {
   return (
     `<div class="hermes-tool hermes-tool-${escapeHtml(tool.status)}">` +
     `<div class="hermes-tool-head"><strong>${escapeHtml(tool.name)}</strong>${args}` +
-    ` · <span class="hermes-tool-status">${escapeHtml(tool.status)}</span>${duration}</div>${preview}${answers}</div>`
+    ` · <span class="hermes-tool-status">${escapeHtml(tool.status)}</span>${duration}</div>${preview}${answers}` +
+    `${tool.name === "question" && tool.status === "running" ? questionHtml(tool) : ""}</div>`
+  );
+}
+
+// A pending question: its choices as buttons, and a box for an answer in the user's own words.
+function questionHtml(tool) {
+  const id = escapeHtml(tool.tid);
+  const choices = (tool.choices || []).map(
+    (c) => `<button class="hermes-answer" data-clarify-id="${id}" data-answer="${escapeHtml(c)}">${escapeHtml(c)}</button>`,
+  );
+  return (
+    `<form class="hermes-clarify" data-clarify-id="${id}">${choices.join("")}` +
+    `<input class="hermes-clarify-text" type="text" placeholder="Or type an answer…" aria-label="Your answer">` +
+    `<button class="hermes-answer" type="submit" data-clarify-id="${id}">Send</button></form>`
   );
 }
 
@@ -159,6 +173,33 @@ function render({ model, el }) {
     if (index >= 0) (event.target.open ? opened.add(index) : opened.delete(index));
   }, true);
 
+  // Answers to a question: a choice's button, or the typed text (Enter or Send).
+  body.addEventListener("click", (event) => {
+    const button = event.target.closest(".hermes-answer[data-answer]");
+    if (button) {
+      event.preventDefault();
+      void answerQuestion(button.closest("form"), button.dataset.answer);
+    }
+  });
+  body.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.target.closest("form.hermes-clarify");
+    const text = form?.querySelector(".hermes-clarify-text")?.value.trim();
+    if (text) void answerQuestion(form, text);
+  });
+
+  async function answerQuestion(form, answer) {
+    const controls = form.querySelectorAll("button, input");
+    for (const c of controls) c.disabled = true;
+    error.textContent = "";
+    try {
+      await postRun(model, `clarify/${encodeURIComponent(form.dataset.clarifyId)}`, { answer });
+    } catch (err) {
+      error.textContent = `Answer failed: ${err.message}`;
+      for (const c of controls) c.disabled = false;
+    }
+  }
+
   body.addEventListener("click", async (event) => {
     const button = event.target.closest(".hermes-approve");
     if (!button) return;
@@ -218,12 +259,14 @@ function render({ model, el }) {
     ending.innerHTML = state.ending ? markdown(state.ending) : "";
     ending.hidden = !state.ending;
     const running = (state.status || "running") === "running";
-    status.textContent = running ? `● streaming… (${state.seq || 0} events)` : `hermes · ${state.status}`;
-    status.dataset.status = state.status || "running";
+    status.textContent = state.queued
+      ? "queued: starts when the answer before it ends"
+      : running ? `● streaming… (${state.seq || 0} events)` : `hermes · ${state.status}`;
+    status.dataset.status = state.queued ? "queued" : state.status || "running";
     stop.hidden = !running;
     resume.hidden = state.status !== "cancelled" && state.status !== "interrupted";
     stop.disabled = stopping;
-    stop.textContent = stopping ? "Stopping…" : "Stop";
+    stop.textContent = stopping ? "Stopping…" : state.queued ? "Remove from queue" : "Stop";
   }
 
   model.on("change:state", update);

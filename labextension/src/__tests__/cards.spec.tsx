@@ -30,8 +30,10 @@ test('a pending question shows its choices, disabled until a view can answer', (
   const answerable = html(
     <CardActions.Provider value={{ answerClarify: async () => null }}><ClarifyCard row={row} /></CardActions.Provider>
   );
-  assert.doesNotMatch(answerable, /disabled/);
+  assert.doesNotMatch(answerable, /<button type="button"[^>]*disabled/);  // the choices can be clicked
+  assert.match(answerable, /data-testid="hermes-clarify-text"/);  // and an answer typed
   assert.match(html(<ClarifyCard row={{ ...row, status: 'resolved' }} />), /Not answered\./);
+  assert.match(html(<ClarifyCard row={{ ...row, status: 'resolved', answer: 'b.csv' }} />), /Answer: b\.csv/);
 });
 
 test('usage is one quiet line; notes keep their level', () => {

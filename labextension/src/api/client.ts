@@ -14,10 +14,13 @@ import {
   IRunContinued,
   IRunEventsPage,
   IRunInfo,
+  IAllowedAlways,
+  IModelList,
   IRunStarted,
   ISession,
   ISessionSummary,
   MimeBundle,
+  SendMode,
   isTerminalRow
 } from './contract';
 
@@ -110,8 +113,28 @@ export class HermesClient {
     return this.request('DELETE', ['sessions', sid]);
   }
 
-  startRun(sid: string, message: string): Promise<IRunStarted> {
-    return this.request('POST', ['sessions', sid, 'runs'], { message });
+  /** Start a turn; while one runs it is queued, or with `steer` handed to the running turn. */
+  startRun(sid: string, message: string, mode: SendMode = 'queue'): Promise<IRunStarted> {
+    return this.request('POST', ['sessions', sid, 'runs'], mode === 'steer' ? { message, mode } : { message });
+  }
+
+  /** Change the session's model (or other fields) for its next turns. */
+  editSession(sid: string, changes: { model?: string | null }): Promise<ISession> {
+    return this.request('PATCH', ['sessions', sid], changes);
+  }
+
+  listModels(backend?: string): Promise<IModelList> {
+    const query = backend ? `?backend=${encodeURIComponent(backend)}` : '';
+    return this.request('GET', ['models'], undefined, query);
+  }
+
+  allowedAlways(): Promise<{ always: IAllowedAlways[] }> {
+    return this.request('GET', ['approvals', 'always']);
+  }
+
+  revokeAlways(item: IAllowedAlways): Promise<{ always: IAllowedAlways[] }> {
+    const query = `?backend=${encodeURIComponent(item.backend)}&pattern=${encodeURIComponent(item.pattern)}`;
+    return this.request('DELETE', ['approvals', 'always'], undefined, query);
   }
 
   /** Rerun the last user turn; the body may name the new run. */
@@ -141,9 +164,14 @@ export class HermesClient {
     return this.request('POST', ['runs', runId, 'cancel'], {});
   }
 
-  /** Answer a pending approval (`allow_once` or `deny`). */
+  /** Answer a pending approval with one of the choices it offers. */
   answerApproval(runId: string, approvalId: string, choice: string): Promise<unknown> {
     return this.request('POST', ['runs', runId, 'approvals', approvalId], { choice });
+  }
+
+  /** Answer a clarifying question (a choice, or the user's own words). */
+  answerClarify(runId: string, clarifyId: string, answer: string): Promise<unknown> {
+    return this.request('POST', ['runs', runId, 'clarify', clarifyId], { answer });
   }
 
   getRunEvents(

@@ -77,7 +77,8 @@ export type RunStatus =
 export interface IRunInfo {
   run_id: string;
   session_id: string;
-  status: RunStatus;
+  /** `queued`: sent while another turn ran; it has not started yet. */
+  status: RunStatus | 'queued';
   last_seq: number;
   marker?: Pick<IMarkerRow, "variant" | "text" | "cause"> | null;
 }
@@ -93,6 +94,35 @@ export interface IRunEventsPage {
 export interface IRunStarted {
   run_id: string;
   session_id: string;
+  /** The session was busy: the turn waits in its queue and starts when the running one ends. */
+  queued?: boolean;
+  /** The text was handed to the running turn (`mode: "steer"`); `run_id` is that turn's. */
+  steered?: boolean;
+}
+
+/** How a message is sent while a turn runs: queued behind it, or handed to it (`steer`). */
+export type SendMode = 'queue' | 'steer';
+
+/** A message waiting in a session's queue (the listing row cuts `message`). */
+export interface IQueuedTurn {
+  run_id: string;
+  message: string;
+  queued_at: number;
+}
+
+/** `GET models?backend=NAME`. */
+export interface IModelList {
+  backend: string;
+  default: string | null;
+  models: Array<{ id: string; label: string }>;
+  /** The backend can take a message in the middle of a turn. */
+  can_steer?: boolean;
+}
+
+/** One thing an "allow always" answer allows (`GET approvals/always`). */
+export interface IAllowedAlways {
+  backend: string;
+  pattern: string;
 }
 
 /** `POST sessions/{sid}/continue`: the new run and the run whose answer it continues. */
@@ -166,6 +196,9 @@ export interface ISessionSummary {
   notebook_path?: string | null;
   /** What the list shows under the title (the notebook's path), from newer servers. */
   subtitle?: string | null;
+  /** Messages waiting for the running turn to end, oldest first. */
+  queued?: IQueuedTurn[];
+  queued_count?: number;
 }
 
 /** `GET sessions/{sid}`: the full session. */
@@ -228,7 +261,7 @@ export interface ISettledMessage {
 
 /** True if `status` is a final run status (anything but running). */
 export function isFinalStatus(status: string | undefined | null): boolean {
-  return !!status && status !== 'running';
+  return !!status && status !== 'running' && status !== 'queued';
 }
 
 /** True if the row ends its run. */

@@ -9,7 +9,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesClient } from '../api/client';
 import { IPlainError, lostStream, plainError } from '../api/plain-errors';
-import { ISession } from '../api/contract';
+import { IModelList, IQueuedTurn, ISession, SendMode } from '../api/contract';
 import { DisplayRow, IUserRow, TranscriptRow, contentText } from '../api/rows';
 import type { ICardActions } from '../components/cards/card-actions';
 import { withContinuable } from './continuable';
@@ -46,6 +46,32 @@ export class ChatModel implements IDisposable {
 
   get session(): ISession | null {
     return this._session;
+  }
+
+  /** The server client (for the server-wide views of the panel, e.g. what is allowed always). */
+  get client(): HermesClient {
+    return this._client;
+  }
+
+  /** Messages waiting for the running turn to end, oldest first (the server's queue). */
+  get queued(): readonly IQueuedTurn[] {
+    return this._session?.queued ?? [];
+  }
+
+  /** The models the open session's backend offers, once known. */
+  get models(): IModelList | null {
+    const backend = this._session?.backend;
+    return backend ? (this._models.get(backend) ?? null) : null;
+  }
+
+  /** The model the next turn uses: the session's choice, else its backend's default. */
+  get model(): string | null {
+    return this._session?.model ?? this.models?.default ?? null;
+  }
+
+  /** The open session's backend can take a message in the middle of a turn. */
+  get canSteer(): boolean {
+    return this.models?.can_steer === true;
   }
 
   /** Settled rows, then the pending user turn, then the live run's rows. */
@@ -144,6 +170,7 @@ export class ChatModel implements IDisposable {
         return;
       }
       this._session = session;
+      void this._loadModels(session.backend);
       this._settled = sessionRows(session, this._verdicts);
       const active = session.active_stream_id;
       if (active && this._follower?.runId !== active) {
@@ -164,16 +191,25 @@ export class ChatModel implements IDisposable {
     }
   }
 
-  /** Start a turn; false if it was not accepted (the reason is in `error`). */
-  async send(text: string): Promise<boolean> {
+  /**
+   * Send a message; false if it was not accepted (the reason is in `error`).
+   * While a turn runs it is queued behind it, or (`steer`) handed to it.
+   */
+  async send(text: string, mode: SendMode = 'queue'): Promise<boolean> {
     const message = text.trim();
-    if (!message || this.status === 'streaming' || this.status === 'reconnecting') {
+    if (!message) {
       return false;
     }
     try {
       let runId: string;
       if (this._sessionId) {
-        runId = (await this._client.startRun(this._sessionId, message)).run_id;
+        const started = await this._client.startRun(this._sessionId, message, mode);
+        if (started.queued || started.steered) {
+          this._error = null;
+          await this.reload();  // shows the queue; a steer shows up in the running turn
+          return true;
+        }
+        runId = started.run_id;
       } else {
         const created = await this._createWithFirstTurn(message);
         runId = created.runId;
@@ -196,8 +232,36 @@ export class ChatModel implements IDisposable {
   /** What the cards of the followed run can do (errors reach the card that asked). */
   readonly cardActions: ICardActions = {
     answerApproval: (approvalId, choice) => this._client.answerApproval(this.runId ?? '', approvalId, choice),
+    answerClarify: (clarifyId, answer) => this._client.answerClarify(this.runId ?? '', clarifyId, answer),
     continueTurn: () => this.continueTurn()
   };
+
+  /** Take a queued message off the queue (it is never sent). */
+  async cancelQueued(runId: string): Promise<void> {
+    try {
+      await this._client.cancelRun(runId);
+    } catch (error) {
+      this._fail(error);
+    }
+    await this.reload();
+  }
+
+  /** Use `model` for this session's next turns (the server remembers it). */
+  async setModel(model: string): Promise<void> {
+    const sid = this._sessionId;
+    if (!sid || !this._session || model === this.model) {
+      return;
+    }
+    try {
+      await this._client.editSession(sid, { model });
+      if (this._sessionId === sid && this._session) {
+        this._session = { ...this._session, model };
+        this._emit();
+      }
+    } catch (error) {
+      this._fail(error);
+    }
+  }
 
   async stop(): Promise<void> {
     const runId = this.runId;
@@ -247,6 +311,20 @@ export class ChatModel implements IDisposable {
       await this.reload();
     } catch (error) {
       this._fail(error);
+    }
+  }
+
+  /** The backend's models, asked once per backend (a failure leaves the picker out). */
+  private async _loadModels(backend: string | undefined): Promise<void> {
+    if (!backend || this._models.has(backend) || this._askedModels.has(backend)) {
+      return;
+    }
+    this._askedModels.add(backend);
+    try {
+      this._models.set(backend, await this._client.listModels(backend));
+      this._emit();
+    } catch {
+      this._askedModels.delete(backend);
     }
   }
 
@@ -348,6 +426,8 @@ export class ChatModel implements IDisposable {
   private _generation = 0;
   private _bannerDismissed = new Set<string>();
   private _verdicts = new Map<string, readonly TranscriptRow[]>();
+  private _models = new Map<string, IModelList>();
+  private _askedModels = new Set<string>();
   private _disposed = false;
   private _changed = new Signal<this, void>(this);
 }

@@ -17,8 +17,13 @@ import { LiveTranscript } from './transcript';
 
 /** Retries of a first read that finds no journal (a run just admitted). */
 const FIRST_READ_RETRIES = 3;
+/** Milliseconds between two looks at a queued run (has it started?). */
+const QUEUED_POLL_MS = 500;
 
-export type FollowState = 'idle' | 'loading' | 'live' | 'reconnecting' | 'ended' | 'failed';
+/** `queued`: the run waits in its session's queue (no journal yet); it streams once it starts. */
+export type FollowState = 'idle' | 'loading' | 'queued' | 'live' | 'reconnecting' | 'ended' | 'failed';
+
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
 export interface IRunFollowerOptions {
   client: HermesClient;
@@ -33,7 +38,8 @@ export interface IRunFollowerOptions {
 export class RunFollower implements IDisposable {
   /** What this run's cards can do. */
   readonly cardActions: ICardActions = {
-    answerApproval: (approvalId, choice) => this._client.answerApproval(this.runId, approvalId, choice)
+    answerApproval: (approvalId, choice) => this._client.answerApproval(this.runId, approvalId, choice),
+    answerClarify: (clarifyId, answer) => this._client.answerClarify(this.runId, clarifyId, answer)
   };
 
   constructor(options: IRunFollowerOptions) {
@@ -120,12 +126,31 @@ export class RunFollower implements IDisposable {
         return await this._client.readAllEvents(this.runId, 0);
       } catch (error) {
         const missing = error instanceof HermesApiError && error.isNotFound;
+        if (missing && (await this._waitWhileQueued())) {
+          attempt = -1;
+          continue;
+        }
         if (!missing || attempt >= FIRST_READ_RETRIES || this._disposed) {
           throw error;
         }
-        await new Promise(resolve => setTimeout(resolve, 300 * (attempt + 1)));
+        await sleep(300 * (attempt + 1));
       }
     }
+  }
+
+  /** A queued run has no journal yet: wait in state `queued` until it starts. False if it was not queued. */
+  private async _waitWhileQueued(): Promise<boolean> {
+    let waited = false;
+    while (!this._disposed) {
+      const info = await this._client.getRun(this.runId).catch(() => null);
+      if (info?.status !== 'queued') {
+        return waited;
+      }
+      waited = true;
+      this._setState('queued');
+      await sleep(QUEUED_POLL_MS);
+    }
+    return waited;
   }
 
   private _attach(): void {

@@ -43,7 +43,8 @@ export class LiveTranscript {
   }
 
   get status(): RunStatus {
-    return this._settled?.status ?? this._verdict?.status ?? 'running';
+    const verdict = this._verdict?.status;  // never 'queued': only a final status is kept
+    return this._settled?.status ?? (verdict && verdict !== 'queued' ? verdict : 'running');
   }
 
   /** Id of the text row still receiving tokens, or null. */

@@ -1,7 +1,6 @@
 /**
  * What a card can do, provided by the views that talk to the server (sidebar,
  * run output) for the run they show. Without a provider, cards only display.
- * `answerClarify` is the hook for answering questions (not wired yet).
  */
 import React from 'react';
 

@@ -1,15 +1,16 @@
 /**
- * A question the agent asked: the question, its choices, and the answer once
- * given. Choices become buttons only where a view provides `answerClarify`.
+ * A question the agent asked: the question, its choices and a box for an
+ * answer in the user's own words while it waits, then the answer (or "Not
+ * answered."). Answering needs a view that provides `answerClarify`.
  */
 import React from 'react';
 
 import { IClarifyRow } from '../../api/rows';
+import { IPlainError, plainError } from '../../api/plain-errors';
 import { CardActions } from './card-actions';
 
 export const ClarifyCard = React.memo(function ClarifyCard(props: { row: IClarifyRow }): JSX.Element {
   const { row } = props;
-  const { answerClarify } = React.useContext(CardActions);
   const pending = row.status === 'pending';
   return (
     <div
@@ -20,22 +21,9 @@ export const ClarifyCard = React.memo(function ClarifyCard(props: { row: IClarif
       data-row-id={row.id}
     >
       <div className="jp-HermesClarify-question">{row.question}</div>
-      {row.choices.length > 0 && (
-        <div className="jp-HermesClarify-choices">
-          {row.choices.map(choice => (
-            <button
-              key={choice}
-              className="jp-HermesClarify-choice"
-              data-chosen={choice === row.answer ? 'true' : 'false'}
-              disabled={!pending || !answerClarify}
-              onClick={() => void answerClarify?.(row.clarify_id, choice)}
-            >
-              {choice}
-            </button>
-          ))}
-        </div>
-      )}
-      {!pending && (
+      {pending ? (
+        <Answers row={row} />
+      ) : (
         <div className="jp-HermesClarify-answer" data-testid="hermes-clarify-answer">
           {row.answer === null ? 'Not answered.' : `Answer: ${row.answer}`}
         </div>
@@ -43,3 +31,73 @@ export const ClarifyCard = React.memo(function ClarifyCard(props: { row: IClarif
     </div>
   );
 });
+
+function Answers(props: { row: IClarifyRow }): JSX.Element {
+  const { row } = props;
+  const { answerClarify } = React.useContext(CardActions);
+  const [text, setText] = React.useState('');
+  const [busy, setBusy] = React.useState(false);
+  const [error, setError] = React.useState<IPlainError | null>(null);
+  const send = async (answer: string): Promise<void> => {
+    if (!answerClarify || !answer.trim()) {
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      await answerClarify(row.clarify_id, answer.trim());
+    } catch (err) {
+      setError(plainError(err));
+      setBusy(false);
+    }
+  };
+  const disabled = busy || !answerClarify;
+  return (
+    <form
+      className="jp-HermesClarify-choices"
+      onSubmit={event => {
+        event.preventDefault();
+        void send(text);
+      }}
+    >
+      {row.choices.map(choice => (
+        <button
+          key={choice}
+          type="button"
+          className="jp-HermesClarify-choice jp-HermesButton"
+          data-testid="hermes-clarify-choice"
+          disabled={disabled}
+          onClick={() => void send(choice)}
+        >
+          {choice}
+        </button>
+      ))}
+      {answerClarify && (
+        <>
+          <input
+            className="jp-HermesClarify-text"
+            data-testid="hermes-clarify-text"
+            aria-label="Your answer"
+            placeholder={row.choices.length ? 'Or type an answer…' : 'Type your answer…'}
+            value={text}
+            disabled={disabled}
+            onChange={event => setText(event.target.value)}
+          />
+          <button
+            type="submit"
+            className="jp-HermesButton jp-mod-accept"
+            data-testid="hermes-clarify-send"
+            disabled={disabled || !text.trim()}
+          >
+            Answer
+          </button>
+        </>
+      )}
+      {error && (
+        <span className="jp-HermesError" title={error.details}>
+          The answer did not reach Hermes. {error.text}
+        </span>
+      )}
+    </form>
+  );
+}

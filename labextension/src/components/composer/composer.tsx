@@ -1,18 +1,25 @@
 /**
- * The composer: Enter sends, Shift+Enter breaks the line; Stop replaces Send
- * while a turn streams; Retry and Undo act on the last turn when idle.
+ * The composer: Enter sends, Shift+Enter breaks the line; Retry and Undo act
+ * on the last turn when idle. While a turn streams the box stays usable: Send
+ * queues the message behind the running turn, Steer (when the backend can)
+ * hands it to that turn, and Stop stops it.
  * Keyboard: ArrowUp in an empty box recalls the prompts sent before (ArrowDown
  * goes back), Escape stops the running turn.
  */
 import React, { useRef, useState } from 'react';
 
+import type { SendMode } from '../../api/contract';
 import { PromptHistory } from './history';
 
 export interface IComposerProps {
   streaming: boolean;
   canEdit: boolean;
+  /** Offer Steer while a turn streams (the backend can take text mid-turn). */
+  canSteer?: boolean;
+  /** Shown at the start of the action row (the model picker). */
+  picker?: React.ReactNode;
   /** Resolves false when the message was not accepted (the text is restored). */
-  onSend: (text: string) => Promise<boolean>;
+  onSend: (text: string, mode: SendMode) => Promise<boolean>;
   onStop: () => void;
   onRetry: () => void;
   onUndo: () => void;
@@ -24,16 +31,16 @@ export function Composer(props: IComposerProps): JSX.Element {
   const [sending, setSending] = useState(false);
   const history = useRef(new PromptHistory()).current;
 
-  const send = async () => {
+  const send = async (mode: SendMode = 'queue') => {
     const message = text.trim();
-    if (!message || streaming || sending) {
+    if (!message || sending) {
       return;
     }
     setSending(true);
     history.add(message);
     setText('');
     try {
-      if (!(await props.onSend(message))) {
+      if (!(await props.onSend(message, mode))) {
         setText(current => current || message);
       }
     } finally {
@@ -67,7 +74,11 @@ export function Composer(props: IComposerProps): JSX.Element {
       <textarea
         className="jp-HermesComposer-input"
         data-testid="hermes-composer"
-        placeholder="Ask Hermes… (Enter sends, Shift+Enter adds a line, ↑ recalls)"
+        placeholder={
+          streaming
+            ? 'Ask next… (Enter queues it until this answer ends)'
+            : 'Ask Hermes… (Enter sends, Shift+Enter adds a line, ↑ recalls)'
+        }
         aria-label="Message to Hermes"
         rows={3}
         value={text}
@@ -75,6 +86,7 @@ export function Composer(props: IComposerProps): JSX.Element {
         onKeyDown={onKeyDown}
       />
       <div className="jp-HermesComposer-actions">
+        {props.picker}
         <button
           className="jp-Button jp-mod-minimal jp-mod-styled"
           data-testid="hermes-retry"
@@ -94,7 +106,7 @@ export function Composer(props: IComposerProps): JSX.Element {
           Undo
         </button>
         <span className="jp-HermesComposer-spacer" />
-        {streaming ? (
+        {streaming && (
           <button
             className="jp-Button jp-mod-warn jp-mod-styled"
             data-testid="hermes-stop"
@@ -103,16 +115,27 @@ export function Composer(props: IComposerProps): JSX.Element {
           >
             Stop
           </button>
-        ) : (
+        )}
+        {streaming && props.canSteer && (
           <button
-            className="jp-Button jp-mod-accept jp-mod-styled"
-            data-testid="hermes-send"
+            className="jp-Button jp-mod-styled"
+            data-testid="hermes-steer"
+            title="Add this to the answer being written, without stopping it"
             disabled={!text.trim() || sending}
-            onClick={() => void send()}
+            onClick={() => void send('steer')}
           >
-            Send
+            Steer
           </button>
         )}
+        <button
+          className="jp-Button jp-mod-accept jp-mod-styled"
+          data-testid="hermes-send"
+          title={streaming ? 'Queue this message: it is sent when the answer being written ends' : undefined}
+          disabled={!text.trim() || sending}
+          onClick={() => void send()}
+        >
+          {streaming ? 'Queue' : 'Send'}
+        </button>
       </div>
     </div>
   );

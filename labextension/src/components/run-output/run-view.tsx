@@ -15,6 +15,7 @@ import { useSignal } from '../use-signal';
 
 const STATE_TEXT: { [state: string]: string } = {
   loading: 'loading…',
+  queued: 'queued',
   live: 'streaming…',
   reconnecting: 'reconnecting…',
   failed: 'saved'
@@ -64,7 +65,7 @@ export function RunView(props: IRunViewProps): JSX.Element {
         >
           {STATE_TEXT[state] ?? status}
         </span>
-        {live ? <StopButton follower={follower} /> : null}
+        {follower && (live || state === 'queued') ? <StopButton follower={follower} queued={state === 'queued'} /> : null}
         {continuable ? <ContinueButton onContinue={props.onContinue!} /> : null}
       </div>
       {useSaved ? (
@@ -100,18 +101,21 @@ function useAttempt(act: () => Promise<unknown>): [boolean, string | null, () =>
   return [busy, failed, run];
 }
 
-/** Stop for a live run: cancels it on the server; the cell then shows the server's settled rows. */
-function StopButton(props: { follower: RunFollower }): JSX.Element {
+/** Stop for a live run: cancels it on the server; the cell then shows the server's settled rows.
+ * For a queued run the same call takes it off the queue. */
+function StopButton(props: { follower: RunFollower; queued: boolean }): JSX.Element {
   const [stopping, failed, stop] = useAttempt(() => props.follower.stop());
   return (
     <button
       className="jp-Button jp-mod-warn jp-mod-styled jp-HermesRunOutput-stop"
       data-testid="hermes-run-stop"
       disabled={stopping}
-      title={failed ? `The run could not be stopped: ${failed}` : 'Stop this run and keep what it wrote so far'}
+      title={failed ? `The run could not be stopped: ${failed}` : props.queued
+        ? 'Take this message off the queue: it is not sent'
+        : 'Stop this run and keep what it wrote so far'}
       onClick={stop}
     >
-      {stopping ? 'Stopping…' : failed ? 'Stop (try again)' : 'Stop'}
+      {stopping ? 'Stopping…' : failed ? 'Stop (try again)' : props.queued ? 'Remove from queue' : 'Stop'}
     </button>
   );
 }

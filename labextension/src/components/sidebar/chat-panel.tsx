@@ -8,7 +8,10 @@ import { ChatModel } from '../../model/chat';
 import { CardActions } from '../cards/card-actions';
 import { TranscriptView } from '../messages/transcript-view';
 import { Composer } from '../composer/composer';
+import { ModelPicker } from '../composer/model-picker';
 import { useSignal } from '../use-signal';
+import { AllowedAlways } from './allowed-always';
+import { QueuedList } from './queued-list';
 
 const STATUS_TEXT: { [status: string]: string } = {
   loading: 'Loading…',
@@ -80,16 +83,24 @@ export function ChatPanel(props: {
             streamingId={model.streamingId}
           />
         </CardActions.Provider>
+        <QueuedList queued={model.queued} onCancel={runId => void model.cancelQueued(runId)} />
         </>
       )}
       <Composer
         streaming={streaming}
         canEdit={canEdit}
-        onSend={text => model.send(text)}
+        canSteer={model.canSteer}
+        picker={
+          model.session ? (
+            <ModelPicker models={model.models} value={model.model} onChange={m => void model.setModel(m)} />
+          ) : null
+        }
+        onSend={(text, mode) => model.send(text, mode)}
         onStop={() => void model.stop()}
         onRetry={() => void model.retry()}
         onUndo={() => void model.undo()}
       />
+      <AllowedAlways client={model.client} />
     </div>
   );
 }

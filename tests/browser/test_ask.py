@@ -1,0 +1,72 @@
+"""Asking Hermes from the sidebar: a question the agent asks is answered in its card, a message sent
+while a turn runs is queued and answered after it, and the model picker switches the session's model."""
+
+from __future__ import annotations
+
+from .lab_page import COMPOSER, SIDEBAR, LabPage, counting
+
+CLARIFY = f"{SIDEBAR} [data-testid=hermes-clarify-card]"
+QUEUED = f"{SIDEBAR} [data-testid=hermes-queued]"
+PICKER = f"{SIDEBAR} [data-testid=hermes-model-picker]"
+USAGE = f"{SIDEBAR} [data-testid=hermes-usage]"
+
+
+def test_a_question_from_the_agent_is_answered_in_its_card_and_the_answer_reaches_the_agent(lab: LabPage) -> None:
+    lab.open()
+    lab.open_sidebar()
+    lab.new_session()
+    lab.send("ask me a question")
+    lab.page.wait_for_selector(f"{CLARIFY}[data-state=pending] [data-testid=hermes-clarify-choice]", timeout=30_000)
+    lab.page.fill(f"{CLARIFY} [data-testid=hermes-clarify-text]", "only on Tuesdays")
+    lab.page.click(f"{CLARIFY} [data-testid=hermes-clarify-send]")
+    lab.wait_idle()
+    answer = lab.page.locator(f"{CLARIFY}[data-state=resolved] [data-testid=hermes-clarify-answer]")
+    assert answer.inner_text().strip() == "Answer: only on Tuesdays"
+    assert "You answered \u201conly on Tuesdays\u201d" in lab.last_message_text()
+    lab.screenshot("clarify-answered")
+
+
+def test_a_message_sent_while_a_turn_runs_is_shown_queued_then_answered_after_it(lab: LabPage) -> None:
+    lab.open()
+    lab.open_sidebar()
+    session_id = lab.new_session()
+    lab.send("count to 300")
+    lab.wait_streaming(tokens=3)
+    lab.page.fill(COMPOSER, "count to 3")
+    lab.page.press(COMPOSER, "Enter")  # the composer does not refuse: the message waits its turn
+    queued = lab.page.locator(QUEUED)
+    queued.wait_for(timeout=10_000)
+    assert "count to 3" in queued.inner_text()
+    lab.screenshot("queued")
+    queued.wait_for(state="detached", timeout=60_000)
+    lab.wait_idle(timeout_s=60)
+    lab.page.wait_for_function(
+        "(n) => document.querySelectorAll(n).length >= 2", arg=f"{SIDEBAR} .jp-HermesMessage[data-role=user]")
+    assert lab.user_texts()[-2:] == ["count to 300", "count to 3"]
+    assert lab.assistant_texts()[-2:] == [counting(300), "1 2 3"]
+    stored = lab.server.get(f"sessions/{session_id}").json()
+    assert stored["queued"] == [] and [m["content"] for m in stored["messages"]][-1] == "1 2 3"
+
+
+def test_the_model_picker_switches_the_sessions_model_and_the_next_answer_names_it(lab: LabPage) -> None:
+    lab.open()
+    lab.open_sidebar()
+    session_id = lab.new_session()
+    picker = lab.page.locator(PICKER)
+    picker.wait_for(timeout=10_000)
+    assert picker.locator("option").all_inner_texts() == [
+        "Offline demo agent (no model)", "Offline demo agent, pretend large model"]
+    picker.select_option("demo-large")
+    for _ in range(50):  # the PATCH is on its way
+        if lab.server.get(f"sessions/{session_id}").json()["model"] == "demo-large":
+            break
+        lab.page.wait_for_timeout(100)
+    assert lab.server.get(f"sessions/{session_id}").json()["model"] == "demo-large"
+    lab.send("count to 2")
+    lab.wait_idle()
+    lab.page.locator(USAGE).last.wait_for()
+    assert lab.page.locator(USAGE).last.inner_text().startswith("demo-large · ")
+    lab.reload()  # remembered: the session keeps its model
+    lab.open_sidebar()
+    lab.open_session(session_id)
+    assert lab.page.locator(PICKER).input_value() == "demo-large"
