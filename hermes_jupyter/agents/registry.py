@@ -33,7 +33,7 @@ def _demo(ctx: BackendContext) -> AgentBackend:
     from .demo import DemoAgent
 
     agent = DemoAgent(parent=ctx.parent)
-    agent.approvals, agent.clarify = ctx.approvals, ctx.clarify
+    agent.approvals, agent.clarify, agent.tools_factory = ctx.approvals, ctx.clarify, ctx.tools_factory
     return agent
 
 
