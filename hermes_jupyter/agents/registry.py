@@ -48,6 +48,7 @@ def _hermes(ctx: BackendContext) -> AgentBackend:
 
     agent = HermesAgent(parent=ctx.parent)
     agent.approval_handler = ctx.approvals.ask
+    agent.tools_factory = ctx.tools_factory
     if ctx.clarify is not None:
         agent.clarify_handler = ctx.clarify.ask
     return agent

@@ -1,0 +1,122 @@
+"""Hermes Agent (the real install) calls our notebook tools on a real kernel, through the one registry.
+
+The runner registers the turn's notebook tools with hermes-agent's own tool registry; a call is
+forwarded over the runner protocol and run here by `NotebookTools` (the same code, approvals and
+redaction as for `openai`) against a real IPython kernel holding a DataFrame. The scripted OpenAI
+stub plays the model: it records what Hermes offers and what the tool result says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from jupyter_client.manager import AsyncKernelManager
+
+from hermes_jupyter.agents.approvals import ApprovalBroker
+from hermes_jupyter.agents.base import NotebookBinding, TurnRequest
+from hermes_jupyter.agents.hermes import HermesAgent
+from hermes_jupyter.agents.hermes.process import RUNNER
+from hermes_jupyter.agents.tools import NotebookTools
+from hermes_jupyter.server.notebook_access import ContentsNotebooks, KernelAccess, ServerNotebookAccess
+from tests.agents.hermes_fixtures import write_hermes_home
+from tests.fakes.openai_stub_server import STUB_MODEL, OpenAIStubServer
+from tests.fakes.recording_sink import RecordingSink
+
+pytest.importorskip("pandas")
+
+KERNEL_ID = "kernel-under-test"
+SETUP = ("import pandas as pd\n"
+         "sales = pd.DataFrame({'region': ['north', 'south', 'east'], 'units': [3, 5, 8]})\n"
+         "api_token = 'sk-live-PLANTEDhermesTOOLkey0123456789'")
+INSPECT = 'use the inspect_variable tool with {"name": "sales"}'
+LIST = "use the list_variables tool with {}"
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[OpenAIStubServer]:
+    with OpenAIStubServer() as server:
+        yield server
+
+
+async def _kernel() -> AsyncKernelManager:
+    km = AsyncKernelManager(kernel_name="python3")
+    await km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    try:
+        await kc.wait_for_ready(timeout=60)
+        reply = await kc.execute(SETUP, reply=True, timeout=60)
+        assert reply["content"]["status"] == "ok", reply["content"]
+    finally:
+        kc.stop_channels()
+    return km
+
+
+async def _hermes_turn(hermes_python: Path, home: Path, km: AsyncKernelManager, message: str,
+                       ) -> tuple[Any, RecordingSink]:
+    kernels = KernelAccess(lambda kernel_id: km if kernel_id == KERNEL_ID else {}[kernel_id])
+    tools = NotebookTools(access=ServerNotebookAccess(ContentsNotebooks(None, str(home)), kernels),
+                          broker=ApprovalBroker())
+    agent = HermesAgent(command=[str(hermes_python), str(RUNNER)], env={"HERMES_HOME": str(home)},
+                        toolsets=["todo"], tools_factory=tools)
+    sink = RecordingSink()
+    request = TurnRequest(session_id="s-bound", run_id="r-tools", message=message, history=[],
+                          notebook=NotebookBinding(notebook_path="sales.ipynb", kernel_id=KERNEL_ID))
+    try:
+        return await asyncio.wait_for(agent.run_turn(request, sink), 120), sink
+    finally:
+        await agent.aclose()
+
+
+@pytest_asyncio.fixture
+async def kernel() -> AsyncIterator[AsyncKernelManager]:
+    km = await _kernel()
+    yield km
+    await km.shutdown_kernel(now=True)
+
+
+def _tool_messages(request: dict[str, Any]) -> list[str]:
+    return [str(m.get("content")) for m in request["messages"] if m.get("role") == "tool"]
+
+
+@pytest.mark.asyncio
+async def test_hermes_is_offered_the_notebook_tools_and_inspects_a_dataframe(
+    hermes_python: Path, stub: OpenAIStubServer, tmp_path: Path, kernel: AsyncKernelManager
+) -> None:
+    home = write_hermes_home(tmp_path / "home", stub.base_url, STUB_MODEL)
+    before = len(stub.chat_requests())
+    result, sink = await _hermes_turn(hermes_python, home, kernel, INSPECT)
+
+    first, second = stub.chat_requests()[before:before + 2]
+    offered = {t["function"]["name"] for t in first.get("tools") or []}
+    assert {"read_notebook", "list_variables", "inspect_variable", "run_code", "todo"} <= offered
+    (described,) = _tool_messages(second)
+    info = json.loads(described)
+    assert info["name"] == "sales" and info["type"].endswith("DataFrame") and info["shape"] == [3, 2]
+    assert info["columns"] == ["region", "units"] and info["dtypes"]["units"] == "int64"
+    assert "north" in info["preview"] and "south" in info["preview"]  # the head of the frame
+    # the journal has Hermes' own tool card for it, paired by id, and the answer quotes the result
+    (start,), (done,) = sink.payloads("tool"), sink.payloads("tool_complete")
+    assert start["name"] == done["name"] == "inspect_variable" and start["tid"] == done["tid"]
+    assert start["args"] == {"name": "sales"} and done["is_error"] is False and "region" in done["preview"]
+    assert result.outcome == "completed" and "Tool result:" in result.final_text
+
+
+@pytest.mark.asyncio
+async def test_a_tool_result_reaches_hermes_redacted(
+    hermes_python: Path, stub: OpenAIStubServer, tmp_path: Path, kernel: AsyncKernelManager
+) -> None:
+    home = write_hermes_home(tmp_path / "home", stub.base_url, STUB_MODEL)
+    before = len(stub.chat_requests())
+    result, sink = await _hermes_turn(hermes_python, home, kernel, LIST)
+
+    sent = json.dumps(stub.chat_requests()[before:])
+    assert "api_token" in sent and "sales" in sent
+    assert "PLANTEDhermesTOOLkey" not in sent and "PLANTEDhermesTOOLkey" not in json.dumps(sink.events)
+    assert result.outcome == "completed"
