@@ -83,8 +83,7 @@ def describe(name: str, inspected: str) -> str:
     if _is_dataframe(kind) and isinstance(shape, list) and len(shape) == 2:
         columns = [str(c) for c in info.get("columns") or []]
         shown = ", ".join(f"`{c}`" for c in columns[:6]) + (", …" if len(columns) > 6 else "")
-        return (f"`{name}` is a DataFrame of {shape[0]} rows × {shape[1]} columns (shape ({shape[0]}, {shape[1]}))"
-                + (f": {shown}." if shown else "."))
+        return f"`{name}` is a DataFrame of {shape[0]} rows × {shape[1]} columns" + (f": {shown}." if shown else ".")
     size = f" of shape {tuple(shape)}" if isinstance(shape, list) else (f" of length {info['len']}" if "len" in info else "")
     return f"`{name}` is a {kind.rsplit('.', 1)[-1]}{size}."
 

@@ -159,6 +159,8 @@ export interface ISessionSummary {
   active_stream_id?: string | null;
   is_streaming?: boolean;
   notebook_path?: string | null;
+  /** The kernel of the notebook the session is bound to (its runs get the notebook tools). */
+  kernel_id?: string | null;
   /** What the list shows under the title (the notebook's path), from newer servers. */
   subtitle?: string | null;
 }
