@@ -27,6 +27,7 @@ from hermes_jupyter.server.notebook_access import ContentsNotebooks, KernelAcces
 from tests.agents.hermes_fixtures import write_hermes_home
 from tests.fakes.openai_stub_server import STUB_MODEL, OpenAIStubServer
 from tests.fakes.recording_sink import RecordingSink
+from tests.notebook.kernels import run_setup
 
 pytest.importorskip("pandas")
 
@@ -47,19 +48,20 @@ def stub() -> Iterator[OpenAIStubServer]:
 async def _kernel() -> AsyncKernelManager:
     km = AsyncKernelManager(kernel_name="python3")
     await km.start_kernel()
-    kc = km.client()
-    kc.start_channels()
-    try:
-        await kc.wait_for_ready(timeout=60)
-        reply = await kc.execute(SETUP, reply=True, timeout=60)
-        assert reply["content"]["status"] == "ok", reply["content"]
-    finally:
-        kc.stop_channels()
+    await run_setup(km.client(), SETUP)
     return km
 
 
-async def _hermes_turn(hermes_python: Path, home: Path, km: AsyncKernelManager, message: str,
-                       ) -> tuple[Any, RecordingSink]:
+async def _hermes_turn(hermes_python: Path, stub: OpenAIStubServer, tmp_path: Path, km: AsyncKernelManager,
+                       message: str) -> tuple[Any, RecordingSink, list[dict[str, Any]]]:
+    """One turn of a fresh HermesAgent with the notebook tools of `km`: (result, sink, the model's requests)."""
+    home = write_hermes_home(tmp_path / "home", stub.base_url, STUB_MODEL)
+    before = len(stub.chat_requests())
+    result, sink = await _turn(hermes_python, home, km, message)
+    return result, sink, stub.chat_requests()[before:]
+
+
+async def _turn(hermes_python: Path, home: Path, km: AsyncKernelManager, message: str) -> tuple[Any, RecordingSink]:
     kernels = KernelAccess(lambda kernel_id: km if kernel_id == KERNEL_ID else {}[kernel_id])
     tools = NotebookTools(access=ServerNotebookAccess(ContentsNotebooks(None, str(home)), kernels),
                           broker=ApprovalBroker())
@@ -89,11 +91,9 @@ def _tool_messages(request: dict[str, Any]) -> list[str]:
 async def test_hermes_is_offered_the_notebook_tools_and_inspects_a_dataframe(
     hermes_python: Path, stub: OpenAIStubServer, tmp_path: Path, kernel: AsyncKernelManager
 ) -> None:
-    home = write_hermes_home(tmp_path / "home", stub.base_url, STUB_MODEL)
-    before = len(stub.chat_requests())
-    result, sink = await _hermes_turn(hermes_python, home, kernel, INSPECT)
+    result, sink, requests = await _hermes_turn(hermes_python, stub, tmp_path, kernel, INSPECT)
 
-    first, second = stub.chat_requests()[before:before + 2]
+    first, second = requests[:2]
     offered = {t["function"]["name"] for t in first.get("tools") or []}
     assert {"read_notebook", "list_variables", "inspect_variable", "run_code", "todo"} <= offered
     (described,) = _tool_messages(second)
@@ -112,11 +112,9 @@ async def test_hermes_is_offered_the_notebook_tools_and_inspects_a_dataframe(
 async def test_a_tool_result_reaches_hermes_redacted(
     hermes_python: Path, stub: OpenAIStubServer, tmp_path: Path, kernel: AsyncKernelManager
 ) -> None:
-    home = write_hermes_home(tmp_path / "home", stub.base_url, STUB_MODEL)
-    before = len(stub.chat_requests())
-    result, sink = await _hermes_turn(hermes_python, home, kernel, LIST)
+    result, sink, requests = await _hermes_turn(hermes_python, stub, tmp_path, kernel, LIST)
 
-    sent = json.dumps(stub.chat_requests()[before:])
+    sent = json.dumps(requests)
     assert "api_token" in sent and "sales" in sent
     assert "PLANTEDhermesTOOLkey" not in sent and "PLANTEDhermesTOOLkey" not in json.dumps(sink.events)
     assert result.outcome == "completed"

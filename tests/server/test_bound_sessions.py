@@ -11,10 +11,9 @@ import json
 from typing import Any
 
 import pytest
-from jupyter_client.asynchronous.client import AsyncKernelClient
-
 from hermes_jupyter.agents.demo_notebook import UNBOUND_REPLY
 
+from ..notebook.kernels import run_setup
 from .client import HermesClient
 
 pytest.importorskip("pandas")
@@ -25,14 +24,7 @@ SETUP = "import pandas as pd\nsales = pd.DataFrame({'region': ['north', 'south',
 async def _kernel(jp_fetch: Any, jp_serverapp: Any, code: str | None = None) -> str:
     kernel_id = str(json.loads((await jp_fetch("api", "kernels", method="POST", body="{}")).body)["id"])
     if code is not None:
-        kc: AsyncKernelClient = jp_serverapp.kernel_manager.get_kernel(kernel_id).client()
-        kc.start_channels()
-        try:
-            await kc.wait_for_ready(timeout=60)
-            reply = await kc.execute(code, reply=True, timeout=60)
-            assert reply["content"]["status"] == "ok", reply["content"]
-        finally:
-            kc.stop_channels()
+        await run_setup(jp_serverapp.kernel_manager.get_kernel(kernel_id).client(), code)
     return kernel_id
 
 
