@@ -53,26 +53,41 @@ async def _kernel() -> AsyncKernelManager:
 
 
 async def _hermes_turn(hermes_python: Path, stub: OpenAIStubServer, tmp_path: Path, km: AsyncKernelManager,
-                       message: str) -> tuple[Any, RecordingSink, list[dict[str, Any]]]:
-    """One turn of a fresh HermesAgent with the notebook tools of `km`: (result, sink, the model's requests)."""
+                       message: str, approve: str | None = None) -> tuple[Any, RecordingSink, list[dict[str, Any]]]:
+    """One turn of a fresh HermesAgent with the notebook tools of `km`: (result, sink, the model's requests).
+
+    With `approve`, the first approval the turn asks for is answered with that choice, as a person would.
+    """
     home = write_hermes_home(tmp_path / "home", stub.base_url, STUB_MODEL)
     before = len(stub.chat_requests())
-    result, sink = await _turn(hermes_python, home, km, message)
+    result, sink = await _turn(hermes_python, home, km, message, approve)
     return result, sink, stub.chat_requests()[before:]
 
 
-async def _turn(hermes_python: Path, home: Path, km: AsyncKernelManager, message: str) -> tuple[Any, RecordingSink]:
+async def _answer_first_approval(broker: ApprovalBroker, sink: RecordingSink, choice: str) -> None:
+    while not (pending := [p for p in sink.payloads("approval") if p["status"] == "pending"]):
+        await asyncio.sleep(0.05)
+    while not broker.pending("r-tools"):
+        await asyncio.sleep(0.01)
+    broker.answer("r-tools", pending[0]["approval_id"], choice)
+
+
+async def _turn(hermes_python: Path, home: Path, km: AsyncKernelManager, message: str,
+                approve: str | None = None) -> tuple[Any, RecordingSink]:
     kernels = KernelAccess(lambda kernel_id: km if kernel_id == KERNEL_ID else {}[kernel_id])
-    tools = NotebookTools(access=ServerNotebookAccess(ContentsNotebooks(None, str(home)), kernels),
-                          broker=ApprovalBroker())
+    broker = ApprovalBroker()
+    tools = NotebookTools(access=ServerNotebookAccess(ContentsNotebooks(None, str(home)), kernels), broker=broker)
     agent = HermesAgent(command=[str(hermes_python), str(RUNNER)], env={"HERMES_HOME": str(home)},
                         toolsets=["todo"], tools_factory=tools)
     sink = RecordingSink()
     request = TurnRequest(session_id="s-bound", run_id="r-tools", message=message, history=[],
                           notebook=NotebookBinding(notebook_path="sales.ipynb", kernel_id=KERNEL_ID))
+    person = asyncio.create_task(_answer_first_approval(broker, sink, approve)) if approve else None
     try:
         return await asyncio.wait_for(agent.run_turn(request, sink), 120), sink
     finally:
+        if person is not None:
+            person.cancel()
         await agent.aclose()
 
 
@@ -117,4 +132,21 @@ async def test_a_tool_result_reaches_hermes_redacted(
     sent = json.dumps(requests)
     assert "api_token" in sent and "sales" in sent
     assert "PLANTEDhermesTOOLkey" not in sent and "PLANTEDhermesTOOLkey" not in json.dumps(sink.events)
+    assert result.outcome == "completed"
+
+
+@pytest.mark.asyncio
+async def test_run_code_from_hermes_waits_for_the_same_approval_and_runs_in_the_kernel(
+    hermes_python: Path, stub: OpenAIStubServer, tmp_path: Path, kernel: AsyncKernelManager
+) -> None:
+    message = 'use the run_code tool with {"code": "total = int(sales.units.sum())\\nprint(total)"}'
+    result, sink, requests = await _hermes_turn(hermes_python, stub, tmp_path, kernel, message, approve="allow_once")
+
+    approvals = sink.payloads("approval")
+    assert [a["status"] for a in approvals] == ["pending", "resolved"] and approvals[1]["choice"] == "allow_once"
+    assert approvals[0]["kind"] == "code" and "sales.units.sum()" in approvals[0]["command"]
+    names = sink.names()
+    assert names.index("tool") < names.index("approval") < names.index("tool_complete")  # inside Hermes' tool card
+    (ran,) = _tool_messages(requests[1])
+    assert ran.startswith("The code ran.") and "[stdout] 16" in ran
     assert result.outcome == "completed"
