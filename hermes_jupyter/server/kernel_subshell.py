@@ -7,6 +7,10 @@ own, next to the busy main shell, over the same namespace. Introspection (read-o
 by its reprs) goes there; the agent's code never does (it runs on the main shell, after an
 approval). A kernel without subshells is remembered, and the caller falls back to the main
 shell and its refusal of a busy kernel.
+
+A known cost: ipykernel publishes the subshell's `idle` on iopub, so a kernel probed while a
+cell runs reads idle (in JupyterLab's indicator and the server's execution_state) until that
+cell ends; the cell itself still shows it is running.
 """
 
 from __future__ import annotations
