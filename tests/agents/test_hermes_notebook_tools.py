@@ -72,16 +72,24 @@ async def _answer_first_approval(broker: ApprovalBroker, sink: RecordingSink, ch
     broker.answer("r-tools", pending[0]["approval_id"], choice)
 
 
+def _agent(hermes_python: Path, home: Path, km: AsyncKernelManager, broker: ApprovalBroker) -> HermesAgent:
+    kernels = KernelAccess(lambda kernel_id: km if kernel_id == KERNEL_ID else {}[kernel_id])
+    tools = NotebookTools(access=ServerNotebookAccess(ContentsNotebooks(None, str(home)), kernels), broker=broker)
+    return HermesAgent(command=[str(hermes_python), str(RUNNER)], env={"HERMES_HOME": str(home)},
+                       toolsets=["todo"], tools_factory=tools)
+
+
+def _request(message: str, run_id: str = "r-tools", bound: bool = True) -> TurnRequest:
+    notebook = NotebookBinding(notebook_path="sales.ipynb", kernel_id=KERNEL_ID) if bound else None
+    return TurnRequest(session_id="s-bound", run_id=run_id, message=message, history=[], notebook=notebook)
+
+
 async def _turn(hermes_python: Path, home: Path, km: AsyncKernelManager, message: str,
                 approve: str | None = None) -> tuple[Any, RecordingSink]:
-    kernels = KernelAccess(lambda kernel_id: km if kernel_id == KERNEL_ID else {}[kernel_id])
     broker = ApprovalBroker()
-    tools = NotebookTools(access=ServerNotebookAccess(ContentsNotebooks(None, str(home)), kernels), broker=broker)
-    agent = HermesAgent(command=[str(hermes_python), str(RUNNER)], env={"HERMES_HOME": str(home)},
-                        toolsets=["todo"], tools_factory=tools)
+    agent = _agent(hermes_python, home, km, broker)
     sink = RecordingSink()
-    request = TurnRequest(session_id="s-bound", run_id="r-tools", message=message, history=[],
-                          notebook=NotebookBinding(notebook_path="sales.ipynb", kernel_id=KERNEL_ID))
+    request = _request(message)
     person = asyncio.create_task(_answer_first_approval(broker, sink, approve)) if approve else None
     try:
         return await asyncio.wait_for(agent.run_turn(request, sink), 120), sink
@@ -150,3 +158,23 @@ async def test_run_code_from_hermes_waits_for_the_same_approval_and_runs_in_the_
     (ran,) = _tool_messages(requests[1])
     assert ran.startswith("The code ran.") and "[stdout] 16" in ran
     assert result.outcome == "completed"
+
+
+@pytest.mark.asyncio
+async def test_a_session_unbound_between_turns_is_no_longer_offered_the_kernel_tools(
+    hermes_python: Path, stub: OpenAIStubServer, tmp_path: Path, kernel: AsyncKernelManager
+) -> None:
+    home = write_hermes_home(tmp_path / "home", stub.base_url, STUB_MODEL)
+    agent = _agent(hermes_python, home, kernel, ApprovalBroker())
+    try:
+        before = len(stub.chat_requests())
+        await asyncio.wait_for(agent.run_turn(_request("hello", "r-1"), RecordingSink()), 120)
+        bound = stub.chat_requests()[before:]
+        await asyncio.wait_for(agent.run_turn(_request("hello again", "r-2", bound=False), RecordingSink()), 120)
+        unbound = stub.chat_requests()[before + len(bound):]
+    finally:
+        await agent.aclose()
+    offered = [{t["function"]["name"] for t in r.get("tools") or []} for r in (bound[0], unbound[0])]
+    assert {"list_variables", "inspect_variable", "run_code", "read_notebook"} <= offered[0]
+    assert "read_notebook" in offered[1] and not offered[1] & {"list_variables", "inspect_variable", "run_code"}
+    assert "todo" in offered[1]  # Hermes' own tools stay
