@@ -58,11 +58,14 @@ async def notebook_steps(request: TurnRequest, registry: ToolRegistry | None, sa
     details: list[str] = []
     async for step in _call(registry, "demo-notebook-2", INSPECT_VARIABLE, {"name": name}, details):
         yield step
-    for step in say(" " + describe(name, details[0]) if not details[1:] else f" I could not inspect `{name}`: {details[0]}"):
+    sentence = describe(name, details[0]) if not details[1:] else f"I could not inspect `{name}`: {details[0]}"
+    for step in say(" " + sentence):
         yield step
 
 
-async def _call(registry: ToolRegistry, tid: str, name: str, args: dict[str, Any], out: list[str]) -> AsyncIterator[Step]:
+async def _call(
+    registry: ToolRegistry, tid: str, name: str, args: dict[str, Any], out: list[str]
+) -> AsyncIterator[Step]:
     """One tool card: announce, call, complete. `out` gets the result, then "error" if it failed."""
     yield TOOL, {"tid": tid, "name": name, "args": args, "preview": f"{name} {json.dumps(args)}" if args else name}
     started = time.monotonic()
@@ -84,8 +87,12 @@ def describe(name: str, inspected: str) -> str:
         columns = [str(c) for c in info.get("columns") or []]
         shown = ", ".join(f"`{c}`" for c in columns[:6]) + (", …" if len(columns) > 6 else "")
         return f"`{name}` is a DataFrame of {shape[0]} rows × {shape[1]} columns" + (f": {shown}." if shown else ".")
-    size = f" of shape {tuple(shape)}" if isinstance(shape, list) else (f" of length {info['len']}" if "len" in info else "")
-    return f"`{name}` is a {kind.rsplit('.', 1)[-1]}{size}."
+    if isinstance(shape, list):
+        size = f" of shape {tuple(shape)}"
+    else:
+        size = f" of length {info['len']}" if "len" in info else ""
+    short = kind.rsplit(".", 1)[-1]
+    return f"`{name}` is {'an' if short[:1].lower() in 'aeiou' else 'a'} {short}{size}."
 
 
 def _is_dataframe(kind: str) -> bool:
