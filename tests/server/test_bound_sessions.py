@@ -97,3 +97,13 @@ async def test_a_kernel_restart_interrupts_a_sidebar_run_of_the_bound_session(
     assert (await api.call("GET", "runs", free_run))[1]["status"] == "running"
     await api.call("POST", "runs", free_run, "cancel")
     await jp_fetch("api", "kernels", kernel_id, method="DELETE")
+
+
+def test_every_backend_is_wired_to_the_one_notebook_tools(hermes: Any) -> None:
+    from hermes_jupyter.agents.tools import NotebookTools
+
+    backends = hermes.manager.backends
+    assert {"demo", "openai", "hermes"} <= set(backends)
+    tools = backends["demo"].tools_factory
+    assert isinstance(tools, NotebookTools)
+    assert backends["hermes"].tools_factory is tools and backends["openai"]._tools_factory is tools
