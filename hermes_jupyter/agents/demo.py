@@ -7,8 +7,9 @@ the real run machinery (journal, fan-out, cancel, recovery) without a model.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
-from typing import Any, Iterator
+from typing import Any, AsyncGenerator, Iterator
 
 from traitlets import Float, Int
 from traitlets.config import Configurable
@@ -18,13 +19,16 @@ from .approvals import ApprovalBroker, ApprovalRequest, pending_payload, resolve
 from .base import EventSink, TurnRequest, TurnResult
 from .clarify import ClarifyBroker, ClarifyRequest, ask_journaled
 from .models import model_entry
+from .demo_notebook import asks_for_the_notebook, notebook_steps
+from .tools_registry import ToolsFactory
 
 _COUNT_RE = re.compile(r"count to (\d+)", re.IGNORECASE)
 
 DEMO_REPLY = (
     "Hello! I am the **offline demo agent** of hermes-jupyter: I run without a network and "
     "without a model, so everything here is canned.\n\n"
-    "Try `count to 20` to watch a stream, or `use a tool` to see a tool card.\n\n"
+    "Try `count to 20` to watch a stream, `use a tool` to see a tool card, or `use the notebook` "
+    "to have me look at your kernel's variables.\n\n"
     "To talk to a real model, start Jupyter with `--HermesJupyter.backend=openai` and set "
     "`OPENAI_BASE_URL`, `OPENAI_MODEL` and `OPENAI_API_KEY` (any OpenAI-compatible server, "
     "such as llama.cpp or vLLM), or use `--HermesJupyter.backend=hermes` to drive Hermes Agent."
@@ -149,27 +153,41 @@ class DemoAgent(Configurable):
         #: Set by the server; without them every approval is denied and every question unanswered.
         self.approvals: ApprovalBroker | None = None
         self.clarify: ClarifyBroker | None = None
+        #: The notebook tools (the server's one registry); without them `use the notebook` says how to bind.
+        self.tools_factory: ToolsFactory | None = None
 
     async def run_turn(self, request: TurnRequest, sink: EventSink) -> TurnResult:
         stop = self._stops.setdefault(request.run_id, asyncio.Event())
         text: list[str] = []
+        steps = self._steps(request, sink)
         try:
-            partial = request.continues.partial if request.continues is not None else None
-            for i, (event, payload) in enumerate(demo_script(request.message, self.max_count, partial)):
-                if await self._paused(stop, i):
-                    return _result("".join(text), request.message, interrupted=True)
-                if event == APPROVAL_STEP:
-                    text.append(await self._approve(request, sink))
-                    continue
-                if event == CLARIFY_STEP:
-                    text.append(await self._ask(request, sink))
-                    continue
-                sink.emit(event, payload)
-                if event == TOKEN:
-                    text.append(payload["text"])
+            async with contextlib.aclosing(steps):
+                index = 0
+                async for event, payload in steps:
+                    if await self._paused(stop, index):
+                        return _result("".join(text), request.message, interrupted=True)
+                    index += 1
+                    if event == APPROVAL_STEP:
+                        text.append(await self._approve(request, sink))
+                    elif event == CLARIFY_STEP:
+                        text.append(await self._ask(request, sink))
+                    else:
+                        sink.emit(event, payload)
+                        if event == TOKEN:
+                            text.append(payload["text"])
             return _result("".join(text), request.message, model=request.model)
         finally:
             self._stops.pop(request.run_id, None)
+
+    async def _steps(self, request: TurnRequest, sink: EventSink) -> AsyncGenerator[Step, None]:
+        if asks_for_the_notebook(request.message):
+            registry = self.tools_factory(request, sink) if self.tools_factory is not None else None
+            async for step in notebook_steps(request, registry, _words):
+                yield step
+            return
+        partial = request.continues.partial if request.continues is not None else None
+        for step in demo_script(request.message, self.max_count, partial):
+            yield step
 
     async def _approve(self, request: TurnRequest, sink: EventSink) -> str:
         """Ask for approval (journaled), then report what the demo would have done; nothing ever runs."""

@@ -37,7 +37,7 @@ from .openai_stream import (
     retry_delay,
     retry_notice,
 )
-from .tools_registry import ToolRegistry, ToolsFactory
+from .tools_registry import ToolRegistry, ToolsFactory, call_tool
 
 #: Characters of a tool's arguments shown on its card before the result arrives.
 _ARGS_PREVIEW_CHARS = 200
@@ -296,12 +296,10 @@ class OpenAIAgent(Configurable):
             if problem:
                 result, is_error = problem, True
             else:
-                result, is_error = await registry.call(call.name, args)
+                result, is_error = await call_tool(registry, call.name, args)
         except asyncio.CancelledError:
             self._emit_tool_complete(sink, call, "Interrupted before the tool finished.", started, True)
             raise
-        except Exception as exc:  # noqa: BLE001 - a registry is plugged in; its bug is the model's tool error
-            result, is_error = f"The tool failed: {type(exc).__name__}: {exc}", True
         self._emit_tool_complete(sink, call, result, started, is_error)
         return {"role": "tool", "tool_call_id": call.id, "content": result}
 

@@ -33,7 +33,7 @@ def _demo(ctx: BackendContext) -> AgentBackend:
     from .demo import DemoAgent
 
     agent = DemoAgent(parent=ctx.parent)
-    agent.approvals, agent.clarify = ctx.approvals, ctx.clarify
+    agent.approvals, agent.clarify, agent.tools_factory = ctx.approvals, ctx.clarify, ctx.tools_factory
     return agent
 
 
@@ -48,6 +48,7 @@ def _hermes(ctx: BackendContext) -> AgentBackend:
 
     agent = HermesAgent(parent=ctx.parent)
     agent.approval_handler = ctx.approvals.ask
+    agent.tools_factory = ctx.tools_factory
     if ctx.clarify is not None:
         agent.clarify_handler = ctx.clarify.ask
     return agent

@@ -32,3 +32,13 @@ class ToolRegistry(Protocol):
 #: Builds the registry of one turn, so it can hold that turn's sink (for approval
 #: events) and notebook binding. Returning None offers the model no tools.
 ToolsFactory = Callable[[TurnRequest, EventSink], "ToolRegistry | None"]
+
+
+async def call_tool(registry: ToolRegistry | None, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+    """One call as every backend makes it: a registry's bug (or no registry) is the model's tool error."""
+    if registry is None:
+        return f"Unknown tool {name!r}.", True
+    try:
+        return await registry.call(name, args)
+    except Exception as exc:  # noqa: BLE001 - a registry is plugged in; its bug is the model's tool error
+        return f"The tool failed: {type(exc).__name__}: {exc}", True

@@ -198,7 +198,7 @@ class HermesMagics(Magics):
         return kernel_context(self.shell, self.client.server)
 
     def _resolve_session(self, request: Request, ctx: KernelContext) -> str:
-        """`--session NAME`: the session titled NAME; `--new`: a fresh one; else this notebook's latest.
+        """`--session NAME`: the session titled NAME; `--new`: a fresh one; else this notebook's bound session.
 
         A fresh session gets no title here: the server names it after its first prompt.
         """
@@ -215,13 +215,27 @@ class HermesMagics(Magics):
                 )
                 self.session_id = str(created["session_id"])
         elif self.session_id is None:
-            mine = self.client.list_sessions(ctx.notebook_path) if ctx.notebook_path else []
-            if mine:
-                self.session_id = str(mine[0]["session_id"])
+            bound = self._bound_session(ctx)
+            if bound is not None:
+                self.session_id = bound
             else:
                 created = self.client.create_session(notebook_path=ctx.notebook_path, kernel_id=ctx.kernel_id)
                 self.session_id = str(created["session_id"])
         return self.session_id
+
+    def _bound_session(self, ctx: KernelContext) -> str | None:
+        """The session this notebook's kernel is bound to, after a kernel restart or a reopen.
+
+        A restart keeps the kernel id, and the sidebar's "Bind to" sets it too: the newest
+        session of this notebook bound to this kernel wins over sessions of the notebook bound
+        elsewhere (another kernel, or none); only without one is it the notebook's newest.
+        """
+        if not ctx.notebook_path:
+            return None
+        mine = [r for r in self.client.list_sessions(ctx.notebook_path) if not r.get("corrupt")]
+        newest = mine[0] if mine else None
+        chosen = next((r for r in mine if ctx.kernel_id and r.get("kernel_id") == ctx.kernel_id), newest)
+        return str(chosen["session_id"]) if chosen is not None else None
 
     def _show_sessions(self) -> None:
         from IPython.display import Markdown, display
@@ -241,11 +255,9 @@ class HermesMagics(Magics):
         display(Markdown("\n".join(lines) if rows else "*No hermes sessions yet.*"))
 
     def _current_session(self) -> str | None:
-        """This kernel's session, else this notebook's latest one, without creating any."""
+        """This kernel's session, else the one bound to this kernel, else the notebook's newest; never a new one."""
         if self.session_id is None:
-            ctx = self._context()
-            mine = self.client.list_sessions(ctx.notebook_path) if ctx.notebook_path else []
-            self.session_id = str(mine[0]["session_id"]) if mine else None
+            self.session_id = self._bound_session(self._context())
         return self.session_id
 
     def _cancel_current(self) -> None:

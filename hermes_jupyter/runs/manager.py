@@ -204,7 +204,8 @@ class RunManager:
         run = Run(
             run_id=run_id, session_id=session.session_id, message=message, backend=backend,
             generation=self.invalidate_generation(session.session_id), started_backend_id=session.backend_session_id,
-            notebook=notebook, channel=channel, sink=RunSink(writer, channel, loop, self.redactor), model=session.model,
+            notebook=notebook if notebook is not None else session_binding(session), channel=channel,
+            sink=RunSink(writer, channel, loop, self.redactor), model=session.model,
         )
         self.live.register_worker(run_id, session.session_id)
         self.live.register_stream(run_id)
@@ -457,7 +458,7 @@ class RunManager:
             self.store.save(session)
 
     async def interrupt_bound(self, kernel_id: str, cause: str = "kernel_restart") -> list[str]:
-        """Interrupt every live run started from this kernel; returns their run ids."""
+        """Interrupt every live run bound to this kernel (whoever started it); returns their run ids."""
         bound = [r.run_id for r in list(self._runs.values()) if r.notebook and r.notebook.kernel_id == kernel_id and r.state == "running"]
         for run_id in bound:
             await self.interrupt(run_id, cause)
@@ -526,7 +527,10 @@ class RunManager:
 
     def _edit_sync(self, session_id: str, changes: dict[str, str | None]) -> Session:
         with self.store.lock(session_id):
-            return self.store.replace(session_id, **changes)
+            fields: dict[str, str | None] = dict(changes)
+            if "notebook_path" in changes and changes["notebook_path"] != self.store.load(session_id).notebook_path:
+                fields["cell_id"] = None  # the cell of the last magic run belongs to the notebook it was in
+            return self.store.replace(session_id, **fields)
 
     async def delete_session(self, session_id: str, *, corrupt: bool = False) -> None:
         """Delete a session and its journals, all or nothing; refused while it has a live run.
@@ -650,6 +654,17 @@ class RunManager:
             "kernel_id": run.notebook.kernel_id if run.notebook else None,
             "duration_s": round(time.time() - run.started_at, 3),
         }
+
+
+def session_binding(session: Session) -> NotebookBinding | None:
+    """The notebook a session is bound to, for a run whose request names none (a sidebar run).
+
+    The binding belongs to the session, so every run of a bound session gets the notebook
+    tools, and a restart of that kernel interrupts it, whichever client started it.
+    """
+    if not (session.notebook_path or session.kernel_id):
+        return None
+    return NotebookBinding(notebook_path=session.notebook_path, cell_id=session.cell_id, kernel_id=session.kernel_id)
 
 
 _LIFECYCLE: Final[dict[str, str]] = {

@@ -32,6 +32,7 @@ from ..agents.approvals import ApprovalBroker
 from ..agents.sandbox import PathEscape, api_path
 from ..agents.tools import CodeRun, NotebookTools, ToolError
 from ..redact import Redactor
+from .kernel_subshell import close_subshell, open_subshell, send_execute
 
 #: Seconds an introspection request may take (it queues behind a running cell).
 INTROSPECTION_TIMEOUT_S = 10.0
@@ -239,14 +240,21 @@ class KernelAccess:
             kc.stop_channels()
 
     async def _probe(self, kernel_id: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Evaluate the probe in a subshell when the kernel has them (a busy kernel, e.g. the
+        `%%hermes` cell of this very run, still answers: kernel_subshell.py), else on the main shell."""
         km = self._kernel(kernel_id)
-        self._refuse_busy(km)
-        kc = await _connect(km, iopub=False)
+        kc = await _connect(km, iopub=False, control=True)
+        subshell = None
         try:
-            msg_id = kc.execute("", silent=True, store_history=False, allow_stdin=False,
-                                user_expressions={"hermes": _probe_expression(args)})
+            subshell = await open_subshell(kc, km)
+            if subshell is None:
+                self._refuse_busy(km)
+            msg_id = send_execute(kc, {"code": "", "silent": True, "store_history": False, "allow_stdin": False,
+                                       "user_expressions": {"hermes": _probe_expression(args)}}, subshell)
             reply = await _reply(kc, msg_id, self.introspection_timeout_s)
         finally:
+            if subshell is not None:
+                await close_subshell(kc, subshell)
             kc.stop_channels()
         value = (reply["content"].get("user_expressions") or {}).get("hermes") or {}
         if value.get("status") != "ok":
@@ -284,7 +292,7 @@ def _language(km: KernelManager) -> str | None:
     return str(spec.language).lower() if spec is not None and spec.language else None
 
 
-async def _connect(km: KernelManager, *, iopub: bool) -> AsyncKernelClient:
+async def _connect(km: KernelManager, *, iopub: bool, control: bool = False) -> AsyncKernelClient:
     """A client of our own on the kernel's ports (shell, plus iopub and control when outputs are wanted).
 
     It gets its own `Session`: the session id is also the zmq identity of the shell socket,
@@ -294,7 +302,7 @@ async def _connect(km: KernelManager, *, iopub: bool) -> AsyncKernelClient:
     info = dict(km.get_connection_info(session=False))
     session = Session(key=info.pop("key"), signature_scheme=info.pop("signature_scheme"), username="hermes")
     kc = AsyncKernelClient(session=session, **info)
-    kc.start_channels(shell=True, iopub=iopub, stdin=False, hb=False, control=iopub)
+    kc.start_channels(shell=True, iopub=iopub, stdin=False, hb=False, control=iopub or control)
     if iopub:
         try:
             await _wait_iopub(kc)

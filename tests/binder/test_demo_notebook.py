@@ -71,3 +71,28 @@ def test_every_cell_of_the_demo_runs_top_to_bottom(server: JupyterServerProcess)
     # The shell command reaches this install's `jupyter hermes` and lists the session the cells used.
     shell = next(c for c in code if _source(c).startswith("!jupyter"))
     assert "not found" not in _text(shell) and sessions.pop() in _text(shell)
+
+
+def test_use_the_notebook_describes_the_demo_dataframe_in_a_real_kernel(server: JupyterServerProcess) -> None:
+    """The magic binds its session to the notebook and the kernel; the demo agent's notebook tools
+    then read the `sales` DataFrame the cell above defined, in the kernel itself."""
+    pytest.importorskip("pandas")
+    nb = nbformat.read(DEMO, as_version=4)
+    keep = [c for c in nb.cells if c.cell_type == "code" and (_source(c).startswith("%load_ext") or "sales" in _source(c)
+                                                              or _source(c) == "%%hermes\nuse the notebook")]
+    nb.cells = keep
+    nbformat.write(nb, server.root_dir / "use_the_notebook.ipynb")
+
+    async def run() -> None:
+        async with server_kernel(nb, server, "use_the_notebook.ipynb") as (client, _):
+            await execute_all(client)
+
+    asyncio.run(run())
+    bundle = hermes_outputs(nb.cells[-1])[-1]["data"]
+    assert bundle[RUN_MIME]["status"] == "completed"
+    markdown = bundle["text/markdown"]
+    assert "`sales` is a DataFrame of 4 rows × 3 columns: `region`, `units`, `price`." in markdown, markdown
+    run_id = bundle[RUN_MIME]["run_id"]
+    rows = server.api("GET", f"runs/{run_id}/events", params={"after_seq": 0})["events"]
+    assert [r["payload"]["name"] for r in rows if r["event"] == "tool_complete" and not r["payload"]["is_error"]] == [
+        "list_variables", "inspect_variable"]

@@ -105,6 +105,30 @@ def test_session_is_reused_per_notebook_and_survives_a_kernel_restart(shell: Int
     assert fresh.session_id == refs[0]["session_id"]
 
 
+def test_after_a_kernel_restart_the_magic_rejoins_the_session_bound_to_its_kernel(
+    shell: InteractiveShell, server: ServerProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("hermes_jupyter.kernel.magic._kernel_id", lambda: "kernel-bound")
+    notebook = f"work/{test_after_a_kernel_restart_the_magic_rejoins_the_session_bound_to_its_kernel.__name__}.ipynb"
+    shell.run_line_magic("hermes", "count to 2")
+    bound = magics(shell).session_id
+    # newer sessions of the same notebook: one bound to another kernel, one to none (a sidebar chat about it)
+    server.new_session(notebook_path=notebook, kernel_id="kernel-other")
+    server.new_session(notebook_path=notebook)
+    restarted = HermesMagics(shell)  # a restarted kernel keeps its id but has a fresh magic
+    restarted.hermes("count to 2")
+    restarted.close()
+    assert restarted.session_id == bound
+    # the sidebar binds another session to this notebook and kernel: the next restart joins that one
+    chosen = server.new_session()
+    server.api("PATCH", f"sessions/{chosen}", json={"notebook_path": notebook, "kernel_id": "kernel-bound"})
+    again = HermesMagics(shell)
+    again.hermes("count to 2")
+    again.close()
+    assert again.session_id == chosen
+    assert server.api("GET", f"sessions/{chosen}")["messages"][-1]["content"] == "1 2"
+
+
 def test_new_and_named_sessions(shell: InteractiveShell, server: ServerProcess) -> None:
     shell.run_line_magic("hermes", "hi")
     first = magics(shell).session_id

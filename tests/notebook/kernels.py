@@ -41,6 +41,17 @@ def hermes_notebook(*prompts: str) -> nbformat.NotebookNode:
     return new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
 
 
+async def run_setup(kc: Any, code: str) -> None:
+    """Run `code` in a kernel through its (started) async client `kc`, which is stopped afterwards."""
+    kc.start_channels()
+    try:
+        await kc.wait_for_ready(timeout=60)
+        reply = await kc.execute(code, reply=True, timeout=60)
+        assert reply["content"]["status"] == "ok", reply["content"]
+    finally:
+        kc.stop_channels()
+
+
 def hermes_outputs(cell: Any) -> list[dict[str, Any]]:
     return [o for o in cell.get("outputs", []) if RUN_MIME in o.get("data", {})]
 

@@ -49,3 +49,22 @@ async def test_rename_saves_under_the_lock(hermes_engine: Engine) -> None:
     renamed = await hermes_engine.manager.rename_session(session.session_id, "Plots")
     assert renamed.title == "Plots"
     assert hermes_engine.core.store.load(session.session_id, use_cache=False).title == "Plots"
+
+
+async def test_a_run_without_a_binding_of_its_own_gets_the_sessions(hermes_engine: Engine) -> None:
+    session = hermes_engine.new_session(backend="scripted", notebook_path="a.ipynb", cell_id="c-1", kernel_id="k-1")
+    run = await hermes_engine.manager.start_run(session.session_id, "hi")
+    await run.done.wait()
+    (request,) = hermes_engine.scripted.requests
+    assert request.notebook is not None
+    assert (request.notebook.notebook_path, request.notebook.cell_id, request.notebook.kernel_id) == ("a.ipynb", "c-1", "k-1")
+
+
+async def test_binding_to_another_notebook_forgets_the_old_cell(hermes_engine: Engine) -> None:
+    session = hermes_engine.new_session(notebook_path="a.ipynb", cell_id="c-1", kernel_id="k-1")
+    same = await hermes_engine.manager.edit_session(session.session_id, {"notebook_path": "a.ipynb", "kernel_id": "k-2"})
+    assert (same.cell_id, same.kernel_id) == ("c-1", "k-2")
+    moved = await hermes_engine.manager.edit_session(session.session_id, {"notebook_path": "b.ipynb", "kernel_id": "k-3"})
+    assert (moved.notebook_path, moved.cell_id, moved.kernel_id) == ("b.ipynb", None, "k-3")
+    unbound = await hermes_engine.manager.edit_session(session.session_id, {"notebook_path": None, "kernel_id": None})
+    assert (unbound.notebook_path, unbound.cell_id, unbound.kernel_id) == (None, None, None)

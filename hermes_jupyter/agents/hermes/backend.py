@@ -29,6 +29,7 @@ from ..bubblewrap import SandboxMode, SandboxUnavailable, wrap
 from ..clarify import ClarifyHandler, ClarifyRequest
 from ..errors import failed_turn
 from ..models import model_entry
+from ..tools_registry import ToolRegistry, call_tool
 from . import protocol
 from .process import AgentGone, AgentProcess, AgentStartError, default_command, scrubbed_env
 
@@ -56,6 +57,9 @@ class _RunSlot:
     #: question id -> (its answering task, the event and payload that resolve it unanswered)
     questions: dict[str, tuple[asyncio.Task[None], str, dict[str, Any]]] = field(default_factory=dict)
     resolved: set[str] = field(default_factory=set)
+    #: The turn's notebook tools (offered to Hermes, run here) and the calls of them still running.
+    tools: ToolRegistry | None = None
+    tool_calls: set[asyncio.Task[None]] = field(default_factory=set)
 
 
 class HermesAgent(Configurable):
@@ -137,6 +141,15 @@ class HermesAgent(Configurable):
         None, allow_none=True,
         help="async (ClarifyRequest) -> the user's answer. None leaves every question unanswered.",
     )
+    tools_factory = AnyTrait(
+        None, allow_none=True,
+        help="Builds a turn's notebook tools (agents/tools.py; set by the server). Hermes is offered them and "
+        "each call is run here, through the same registry, approvals and journal as for `openai`. None: no tools.",
+    )
+    tool_timeout = Float(
+        900.0, config=True,
+        help="Seconds Hermes waits for a notebook tool's answer (a run_code approval and its run included).",
+    )
     warm_start = Bool(
         True, config=True,
         help="When the server starts, start the agent process and build one agent in the background, so the "
@@ -182,9 +195,11 @@ class HermesAgent(Configurable):
                 return TurnResult(outcome="interrupted", backend_session_id=request.backend_session_id)
             slot.proc = proc
             slot.stderr_mark = proc.stderr_mark()
+            slot.tools = self.tools_factory(request, sink) if self.tools_factory is not None else None
             await proc.send(protocol.turn_op(
                 request, model=self.model, toolsets=list(self.toolsets), persist=self.persist_sessions,
-                approval_timeout_s=self.approval_timeout,
+                approval_timeout_s=self.approval_timeout, tool_timeout_s=self.tool_timeout,
+                host_tools=slot.tools.schemas() if slot.tools is not None else [],
             ))
             return await self._follow(request, slot, translator)
         except AgentGone:
@@ -209,8 +224,8 @@ class HermesAgent(Configurable):
                 message = await (asyncio.wait_for(slot.queue.get(), self.idle_timeout)
                                  if self.idle_timeout > 0 else slot.queue.get())
             except TimeoutError:
-                if any(not task.done() for task, _, _ in slot.questions.values()):
-                    continue  # waiting on a person, not on the agent
+                if any(not task.done() for task, _, _ in slot.questions.values()) or slot.tool_calls:
+                    continue  # waiting on a person or a notebook tool, not on the agent
                 log.warning("hermes: run %s silent for %g s; restarting the agent", request.run_id,
                             self.idle_timeout)
                 self._kill(slot.proc)
@@ -234,6 +249,9 @@ class HermesAgent(Configurable):
                 continue
             if kind == "clarify_request":
                 self._ask_clarify(request, message, slot)
+                continue
+            if kind == "tool_request":
+                self._call_tool(request, message, slot)
                 continue
             translator.feed(message)
 
@@ -307,6 +325,21 @@ class HermesAgent(Configurable):
 
         self._ask(slot, CLARIFY, clarify.pending_payload(question), question.clarify_id, answer(),
                   clarify.resolved_payload(question.clarify_id, None, "the turn ended first"))
+
+    def _call_tool(self, request: TurnRequest, message: dict[str, Any], slot: _RunSlot) -> None:
+        """Run a notebook tool Hermes called through the turn's registry (the `openai` backend's too),
+        in a task, and send Hermes the result; the tool card itself comes from Hermes' own callbacks."""
+        tool_id, name, args = str(message.get("tool_id")), str(message.get("name") or ""), message.get("args")
+
+        async def call() -> None:
+            text, is_error = await call_tool(slot.tools, name, args if isinstance(args, dict) else {})
+            if slot.proc is not None:
+                await self._send_quietly(slot.proc, protocol.tool_result_op(request.run_id, tool_id, text, is_error))
+
+        task = asyncio.create_task(call())
+        slot.tasks.add(task)
+        slot.tool_calls.add(task)
+        task.add_done_callback(slot.tool_calls.discard)
 
     @staticmethod
     def _ask(slot: _RunSlot, event: str, pending: dict[str, Any], question_id: str,

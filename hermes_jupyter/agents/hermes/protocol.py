@@ -32,11 +32,15 @@ def turn_op(
     toolsets: list[str],
     persist: bool,
     approval_timeout_s: float,
+    host_tools: list[dict[str, Any]] | None = None,
+    tool_timeout_s: float = 900.0,
 ) -> dict[str, Any]:
     """The `turn` op: the engine's history travels with every turn, so a respawned runner needs no reload.
 
     A continued turn sends the answer so far as the agent's own last message in its
     history, and the continue instruction as the turn's message (agents/continuing.py).
+    `host_tools` are the turn's notebook tools (OpenAI function schemas); the runner offers them to
+    Hermes and sends each call back as a `tool_request` (answered with `tool_result_op`).
     """
     message, history = request.message, request.history
     if request.continues is not None:
@@ -52,6 +56,8 @@ def turn_op(
         "toolsets": toolsets,
         "persist": persist,
         "approval_timeout_s": approval_timeout_s,
+        "host_tools": list(host_tools or []),
+        "tool_timeout_s": tool_timeout_s,
     }
 
 
@@ -75,6 +81,10 @@ def approval_op(run_id: str, approval_id: str, choice: str) -> dict[str, Any]:
 
 def clarify_op(run_id: str, clarify_id: str, answer: str | None) -> dict[str, Any]:
     return {"op": "clarify", "run": run_id, "clarify_id": clarify_id, "answer": answer}
+
+
+def tool_result_op(run_id: str, tool_id: str, text: str, is_error: bool) -> dict[str, Any]:
+    return {"op": "tool_result", "run": run_id, "tool_id": tool_id, "text": text, "is_error": is_error}
 
 
 def warm_op(*, model: str | None, toolsets: list[str], persist: bool) -> dict[str, Any]:

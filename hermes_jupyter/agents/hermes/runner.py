@@ -9,17 +9,23 @@ so stray prints and tool subprocesses can neither corrupt nor swallow the protoc
 
 Host -> runner (one JSON object a line, key "op"):
   {"op": "turn", "run", "session", "hermes_session", "message", "history", "model",
-   "toolsets", "persist", "approval_timeout_s", "max_result_chars"}
+   "toolsets", "persist", "approval_timeout_s", "host_tools", "tool_timeout_s"}
   {"op": "interrupt", "run"}
   {"op": "steer", "run", "text"}   (AIAgent.steer: the text joins the next tool result)
   {"op": "allowlist", "id", "revoke": str | null}   -> {"ev": "reply", "id", "patterns": [str]}
   {"op": "approval", "run", "approval_id", "choice": "allow_once" | "allow_session" | "allow_always" | "deny"}
   {"op": "clarify", "run", "clarify_id", "answer": str | null}
+  {"op": "tool_result", "run", "tool_id", "text", "is_error"}   (the answer to a "tool_request")
   {"op": "warm", "model", "toolsets", "persist"}   (build a spare agent now, for the next session's first turn)
   {"op": "shutdown"}
 Runner -> host (key "ev"): "ready", "reply", "started", "delta", "reasoning", "interim", "progress",
   "tool_start", "tool_complete", "hermes_event", "status", "approval_request", "clarify_request",
-  "result", "warmed", "fatal".
+  "tool_request", "result", "warmed", "fatal".
+
+Host tools: a turn's `host_tools` (OpenAI function schemas: the notebook tools) are registered with
+hermes-agent's own tool registry, under the toolset `hermes-jupyter`, and offered to that turn's
+agent. Their handler does not run anything here: it sends a `tool_request` and waits for the host's
+`tool_result`, so the host runs every call through its one implementation, approvals and journal.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from typing import Any, Callable, Iterator
 
 PROTOCOL_VERSION = 1
 MAX_CACHED_AGENTS = 8
+HOST_TOOLSET = "hermes-jupyter"
 #: Hermes' approval answers (tools/approval.py) for the host's choices; anything else denies.
 _APPROVAL_ANSWERS = {"allow_once": "once", "allow_session": "session", "allow_always": "always"}
 _COUNTERS = {
@@ -82,8 +89,10 @@ class Wire:
 class Run:
     """One turn in flight: its agent (once built), interrupt flag and questions waiting for the host."""
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_id: str, session: str = "", tool_timeout_s: float = 900.0) -> None:
         self.run_id = run_id
+        self.session = session
+        self.tool_timeout_s = tool_timeout_s
         self.agent: Any = None
         self.interrupted = threading.Event()
         #: question id -> (answered, answer box); interrupt answers them all with None
@@ -131,6 +140,8 @@ class Runner:
         #: a turn that arrives while it is being built waits for it rather than building a second.
         self._spare: tuple[tuple[Any, ...], Any] | None = None
         self._warming: tuple[tuple[Any, ...], threading.Event] | None = None
+        #: Host tools registered with hermes' registry (once per process; each turn says which it offers).
+        self.host_tools: set[str] = set()
 
     # ---- agent construction ------------------------------------------------
 
@@ -308,10 +319,60 @@ class Runner:
 
         return ask
 
+    # ---- host tools ------------------------------------------------------------
+
+    def _offer_host_tools(self, agent: Any, schemas: Any) -> None:
+        """Give this turn's agent exactly the host tools of this turn (a session may be bound or unbound
+        between turns, so the cached agent's previous host tools are replaced, never added to)."""
+        offered: list[dict[str, Any]] = []
+        for schema in schemas if isinstance(schemas, list) else []:
+            function = schema.get("function") if isinstance(schema, dict) else None
+            if isinstance(function, dict) and self._register_host_tool(function):
+                offered.append(schema)
+        names = {s["function"]["name"] for s in offered}
+        previous = getattr(agent, "_host_tool_names", set())
+        kept = [t for t in agent.tools or [] if (t.get("function") or {}).get("name") not in previous]
+        agent.tools = kept + offered  # a new list: hermes may share its cached definitions between agents
+        agent.valid_tool_names = (set(agent.valid_tool_names or ()) - previous) | names
+        agent._host_tool_names = names
+
+    def _register_host_tool(self, function: dict[str, Any]) -> bool:
+        name = str(function.get("name") or "")
+        if not name or name in self.host_tools:
+            return bool(name)
+        from tools.registry import registry
+
+        if registry.get_entry(name) is not None:  # never shadow one of hermes' own tools
+            print(f"hermes-jupyter runner: host tool {name!r} clashes with a hermes tool", file=sys.stderr)
+            return False
+        registry.register(name=name, toolset=HOST_TOOLSET, schema=function,
+                          handler=lambda args, **kw: self._host_call(name, args, **kw))
+        self.host_tools.add(name)
+        return True
+
+    def _host_call(self, name: str, args: Any, **kw: Any) -> str:
+        """A host tool's handler (on hermes' tool thread): ask the host, wait for its result."""
+        run = self._run_of_task(kw.get("task_id"))
+        if run is None:
+            return json.dumps({"error": f"{name} can only be used during a turn of the notebook's conversation."})
+        answer = run.ask(self.wire, "tool", {"name": name, "args": args if isinstance(args, dict) else {}},
+                         run.tool_timeout_s)
+        if not isinstance(answer, dict):
+            return json.dumps({"error": f"{name} got no answer from the notebook (the turn was stopped)."})
+        text = str(answer.get("text") or "")
+        return json.dumps({"error": text}, ensure_ascii=False) if answer.get("is_error") else text
+
+    def _run_of_task(self, task_id: Any) -> Run | None:
+        """The turn a tool call belongs to: `task_id` is the host session of the turn (one turn per session)."""
+        with self.lock:
+            runs = list(self.runs.values())
+        mine = [r for r in runs if r.session == str(task_id)]
+        return mine[0] if mine else (runs[0] if len(runs) == 1 else None)
+
     # ---- ops -------------------------------------------------------------------
 
     def turn(self, op: dict[str, Any]) -> None:
-        run = Run(str(op["run"]))
+        run = Run(str(op["run"]), str(op.get("session")), float(op.get("tool_timeout_s") or 900))
         with self.lock:
             self.runs[run.run_id] = run
         ctx = contextvars.copy_context()
@@ -337,6 +398,7 @@ class Runner:
                     "context": [], "session_id": getattr(agent, "session_id", None)}
         events: list[tuple[str, dict[str, Any]]] = []
         self._bind_callbacks(agent, run, events)
+        self._offer_host_tools(agent, op.get("host_tools"))
         agent.clarify_callback = self._clarify_callback(run, float(op.get("approval_timeout_s") or 600))
         self.wire.send({"ev": "started", "run": run.run_id, "session_id": getattr(agent, "session_id", None)})
         before = {key: getattr(agent, attr, 0) or 0 for key, attr in _COUNTERS.items()}
@@ -400,6 +462,9 @@ class Runner:
 
     def clarify(self, op: dict[str, Any]) -> None:
         self._answer(op, str(op.get("clarify_id")), op.get("answer"))
+
+    def tool_result(self, op: dict[str, Any]) -> None:
+        self._answer(op, str(op.get("tool_id")), {"text": op.get("text"), "is_error": bool(op.get("is_error"))})
 
     def _answer(self, op: dict[str, Any], question_id: str, value: Any) -> None:
         with self.lock:
@@ -500,8 +565,8 @@ def main() -> None:
     wire.send({"ev": "ready", "protocol": PROTOCOL_VERSION, "hermes_version": version,
                "pid": os.getpid(), "python": sys.executable, "t": time.time()})
     handlers = {"turn": runner.turn, "interrupt": runner.interrupt, "steer": runner.steer, "allowlist": runner.allowlist,
-                "approval": runner.approval,
-                "clarify": runner.clarify, "warm": runner.warm}
+                "approval": runner.approval, "clarify": runner.clarify, "tool_result": runner.tool_result,
+                "warm": runner.warm}
     for op in wire.lines():
         name = str(op.get("op"))
         if name == "shutdown":

@@ -109,6 +109,11 @@ export class HermesClient {
     return this.request('PATCH', ['sessions', sid], { title });
   }
 
+  /** Bind a session to a notebook and its kernel (nulls unbind); answers the session's listing row. */
+  bindSession(sid: string, notebookPath: string | null, kernelId: string | null): Promise<ISessionSummary> {
+    return this.request('PATCH', ['sessions', sid], { notebook_path: notebookPath, kernel_id: kernelId });
+  }
+
   deleteSession(sid: string): Promise<unknown> {
     return this.request('DELETE', ['sessions', sid]);
   }

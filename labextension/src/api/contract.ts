@@ -194,6 +194,8 @@ export interface ISessionSummary {
   active_stream_id?: string | null;
   is_streaming?: boolean;
   notebook_path?: string | null;
+  /** The kernel of the notebook the session is bound to (its runs get the notebook tools). */
+  kernel_id?: string | null;
   /** What the list shows under the title (the notebook's path), from newer servers. */
   subtitle?: string | null;
   /** Messages waiting for the running turn to end, oldest first. */

@@ -225,6 +225,14 @@ export class SessionsModel implements IDisposable {
     this.refreshSoon();
   }
 
+  /** Bind a session to a notebook and its kernel: from its next run on, every run gets the notebook tools. */
+  async bind(sessionId: string, notebookPath: string | null, kernelId: string | null): Promise<void> {
+    const row = await this.client.bindSession(sessionId, notebookPath, kernelId);
+    this._pages.patch(sessionId, row);
+    this._sessions = sortSessions(this._pages.sessions);
+    this._changed.emit();
+  }
+
   async remove(sessionId: string): Promise<void> {
     await this.client.deleteSession(sessionId);
     this._pages.forget(sessionId);

@@ -12,9 +12,11 @@ import {
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { PageConfig } from '@jupyterlab/coreutils';
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { HermesClient } from '../api/client';
+import { ActiveNotebook } from '../model/active-notebook';
 import { ChatModel } from '../model/chat';
 import { followSessionRuns } from '../model/follow-session';
 import { SessionsModel } from '../model/sessions';
@@ -30,12 +32,13 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
   description: 'The Hermes chat sidebar.',
   autoStart: true,
   requires: [IRenderMimeRegistry],
-  optional: [ILayoutRestorer, ICommandPalette],
+  optional: [ILayoutRestorer, ICommandPalette, INotebookTracker],
   activate: (
     app: JupyterFrontEnd,
     rendermime: IRenderMimeRegistry,
     restorer: ILayoutRestorer | null,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    notebooks: INotebookTracker | null
   ) => {
     const client = new HermesClient(app.serviceManager.serverSettings);
     const sessions = new SessionsModel(client);
@@ -48,7 +51,7 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     void chat.open(sessions.selectedId);
     followSessionRuns(sessions, chat);
 
-    const panel = new SidebarPanel(sessions, chat, rendermime);
+    const panel = new SidebarPanel(sessions, chat, rendermime, new ActiveNotebook(notebooks));
     app.shell.add(panel, 'left', { rank: 900 });
     restorer?.add(panel, panel.id);
 

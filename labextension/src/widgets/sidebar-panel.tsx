@@ -10,6 +10,7 @@ import React from 'react';
 import { plainError } from '../api/plain-errors';
 import { hermesIcon } from '../components/icons';
 import { Sidebar } from '../components/sidebar/sidebar';
+import { ActiveNotebook, INotebookRef } from '../model/active-notebook';
 import { ChatModel } from '../model/chat';
 import { SessionsModel, sessionTitle } from '../model/sessions';
 
@@ -17,7 +18,8 @@ export class SidebarPanel extends ReactWidget {
   constructor(
     readonly sessions: SessionsModel,
     readonly chat: ChatModel,
-    private _rendermime: IRenderMimeRegistry
+    private _rendermime: IRenderMimeRegistry,
+    readonly notebook: ActiveNotebook = new ActiveNotebook(null)
   ) {
     super();
     this.id = 'hermes-jupyter-sidebar';
@@ -55,6 +57,8 @@ export class SidebarPanel extends ReactWidget {
         onNew={() => void this.newSession()}
         onRename={(sid, title) => void this._rename(sid, title)}
         onDelete={sid => void this._delete(sid)}
+        notebook={this.notebook}
+        onBind={(sid, notebook) => void this._bind(sid, notebook)}
       />
     );
   }
@@ -64,6 +68,14 @@ export class SidebarPanel extends ReactWidget {
       await this.sessions.rename(sid, title);
     } catch (error) {
       void showErrorMessage('The session could not be renamed', plainError(error).text);
+    }
+  }
+
+  private async _bind(sid: string, notebook: INotebookRef): Promise<void> {
+    try {
+      await this.sessions.bind(sid, notebook.path, notebook.kernelId);
+    } catch (error) {
+      void showErrorMessage(`The session could not be bound to ${notebook.name}`, plainError(error).text);
     }
   }
 
@@ -91,6 +103,7 @@ export class SidebarPanel extends ReactWidget {
     }
     this.chat.dispose();
     this.sessions.dispose();
+    this.notebook.dispose();
     super.dispose();
   }
 }

@@ -4,8 +4,10 @@
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import React from 'react';
 
+import { ActiveNotebook, INotebookRef } from '../../model/active-notebook';
 import { ChatModel } from '../../model/chat';
 import { SessionsModel } from '../../model/sessions';
+import { BindingBar } from './binding-bar';
 import { ChatPanel } from './chat-panel';
 import { SessionList } from './session-list';
 
@@ -16,6 +18,8 @@ export interface ISidebarProps {
   onNew: () => void;
   onRename: (sid: string, title: string) => void;
   onDelete: (sid: string) => void;
+  notebook: ActiveNotebook;
+  onBind: (sid: string, notebook: INotebookRef) => void;
 }
 
 export function Sidebar(props: ISidebarProps): JSX.Element {
@@ -27,6 +31,7 @@ export function Sidebar(props: ISidebarProps): JSX.Element {
         onRename={props.onRename}
         onDelete={props.onDelete}
       />
+      <BindingBar sessions={props.sessions} notebook={props.notebook} onBind={props.onBind} />
       <ChatPanel model={props.chat} rendermime={props.rendermime} />
     </div>
   );
