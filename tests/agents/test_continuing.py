@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from hermes_jupyter.agents.base import Continuation, TurnRequest
 from hermes_jupyter.agents.continuing import CONTINUE_INSTRUCTION
 from hermes_jupyter.agents.demo import demo_script
 from hermes_jupyter.agents.hermes import protocol
 from hermes_jupyter.agents.openai import OpenAIAgent
+from tests.agents.test_hermes_backend import hermes_agent, stub  # noqa: F401 - the real install's fixtures
 
 HISTORY = [
     {"role": "user", "content": "earlier"}, {"role": "assistant", "content": "earlier answer"},
@@ -51,3 +55,23 @@ def test_the_demo_resumes_a_count_after_the_last_number() -> None:
     assert tokens == [" 8", " 9", " 10", " 11", " 12"]
     assert [p["text"] for _, p in demo_script("count to 3", 100, partial="1 2 3")] == []
     assert "".join(p["text"] for _, p in demo_script("count to 3", 100, partial="")) == "1 2 3"
+
+
+def test_hermes_agent_sends_the_partial_answer_to_its_model_as_its_own(hermes_agent: Any, stub: Any) -> None:
+    """The real Hermes Agent, its model a stub: the answer so far is the model's last message, then the instruction."""
+    from tests.fakes.recording_sink import RecordingSink
+
+    async def scenario() -> None:
+        agent = hermes_agent()
+        try:
+            history = [{"role": "user", "content": "count to 9"}, {"role": "assistant", "content": "1 2 3"}]
+            turn = TurnRequest(session_id="sess-c", run_id="run-c2", message="count to 9", history=history,
+                               continues=Continuation(run_id="run-c1", partial="1 2 3"))
+            result = await agent.run_turn(turn, RecordingSink())
+            assert result.outcome == "completed", result
+        finally:
+            await agent.aclose()
+
+    asyncio.run(scenario())
+    sent = [(m["role"], m.get("content")) for m in stub.chat_requests()[-1]["messages"]]
+    assert sent[-3:] == [("user", "count to 9"), ("assistant", "1 2 3"), ("user", CONTINUE_INSTRUCTION)]
