@@ -35,10 +35,15 @@ def test_a_message_sent_while_a_turn_runs_is_shown_queued_then_answered_after_it
     lab.page.fill(COMPOSER, "count to 3")
     lab.page.press(COMPOSER, "Enter")  # the composer does not refuse: the message waits its turn
     queued = lab.page.locator(QUEUED)
-    queued.wait_for(timeout=10_000)
-    assert "count to 3" in queued.inner_text()
+    queued.first.wait_for(timeout=10_000)
+    lab.page.fill(COMPOSER, "count to 4")
+    lab.page.press(COMPOSER, "Enter")
+    lab.page.wait_for_function("(sel) => document.querySelectorAll(sel).length === 2", arg=QUEUED)
+    assert queued.locator(".jp-HermesQueue-text").all_inner_texts() == ["count to 3", "count to 4"]
     lab.screenshot("queued")
-    queued.wait_for(state="detached", timeout=60_000)
+    queued.nth(1).locator("[data-testid=hermes-queued-cancel]").click()  # taken off the queue: never sent
+    lab.page.wait_for_function("(sel) => document.querySelectorAll(sel).length === 1", arg=QUEUED)
+    queued.first.wait_for(state="detached", timeout=60_000)
     lab.wait_idle(timeout_s=60)
     lab.page.wait_for_function(
         "(n) => document.querySelectorAll(n).length >= 2", arg=f"{SIDEBAR} .jp-HermesMessage[data-role=user]")

@@ -1,6 +1,6 @@
 /**
  * The composer: Enter sends, Shift+Enter breaks the line; Retry and Undo act
- * on the last turn when idle. While a turn streams the box stays usable: Send
+ * on the last turn when idle (and are hidden while a turn runs). While a turn streams the box stays usable: Send
  * queues the message behind the running turn, Steer (when the backend can)
  * hands it to that turn, and Stop stops it.
  * Keyboard: ArrowUp in an empty box recalls the prompts sent before (ArrowDown
@@ -85,26 +85,30 @@ export function Composer(props: IComposerProps): JSX.Element {
         onChange={event => setText(event.target.value)}
         onKeyDown={onKeyDown}
       />
+      {props.picker && <div className="jp-HermesComposer-options">{props.picker}</div>}
       <div className="jp-HermesComposer-actions">
-        {props.picker}
-        <button
-          className="jp-Button jp-mod-minimal jp-mod-styled"
-          data-testid="hermes-retry"
-          title="Ask the last question again"
-          disabled={streaming || !canEdit}
-          onClick={props.onRetry}
-        >
-          Retry
-        </button>
-        <button
-          className="jp-Button jp-mod-minimal jp-mod-styled"
-          data-testid="hermes-undo"
-          title="Remove the last question and its answer"
-          disabled={streaming || !canEdit}
-          onClick={props.onUndo}
-        >
-          Undo
-        </button>
+        {!streaming && (
+          <>
+            <button
+              className="jp-Button jp-mod-minimal jp-mod-styled"
+              data-testid="hermes-retry"
+              title="Ask the last question again"
+              disabled={!canEdit}
+              onClick={props.onRetry}
+            >
+              Retry
+            </button>
+            <button
+              className="jp-Button jp-mod-minimal jp-mod-styled"
+              data-testid="hermes-undo"
+              title="Remove the last question and its answer"
+              disabled={!canEdit}
+              onClick={props.onUndo}
+            >
+              Undo
+            </button>
+          </>
+        )}
         <span className="jp-HermesComposer-spacer" />
         {streaming && (
           <button
