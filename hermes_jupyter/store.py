@@ -71,6 +71,9 @@ class Session:
     input_tokens: int | None = None
     output_tokens: int | None = None
     estimated_cost: float | None = None
+    #: The user's decision on each proposed cell, by its transcript row id (`<run>:proposal:<id>`):
+    #: `accepted` or `rejected`. Kept here, not in the run's journal, which may be sealed (docs/proposals.md).
+    proposal_decisions: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import re
+from itertools import chain
 from typing import Any, Iterator
 
 from traitlets import Float, Int
 from traitlets.config import Configurable
 
-from ..events import PLAN, TOKEN
+from ..events import PLAN, TOKEN, TOOL, TOOL_COMPLETE
 from .approvals import ApprovalBroker, ApprovalRequest, pending_payload, resolved_payload
 from .base import EventSink, TurnRequest, TurnResult
 from .clarify import ClarifyBroker, ClarifyRequest, ask_journaled
+from .propose import PROPOSE_CELL, propose_cell
 
 _COUNT_RE = re.compile(r"count to (\d+)", re.IGNORECASE)
 
@@ -100,6 +102,18 @@ def demo_script(message: str, max_count: int) -> Iterator[Step]:
         yield "token", {"text": word}
 
 
+#: The cell `propose a cell` proposes (inserted at the end of the bound notebook once accepted; never run).
+DEMO_PROPOSAL = 'print("Hello from the Hermes demo agent")'
+
+
+def _acknowledged(attachments: list[dict[str, Any]]) -> Iterator[Step]:
+    """A sentence naming what the user attached, so an offline turn shows the attachments reached the agent."""
+    if attachments:
+        names = ", ".join(f"{a.get('kind')} {a.get('label')} ({len(str(a.get('text') or '').splitlines())} lines)"
+                          for a in attachments)
+        yield from _words(f"You attached {names}. ")
+
+
 def _plan() -> Iterator[Step]:
     """A plan of three items, each completed in turn (the latest `plan` event replaces the items)."""
     for done in range(len(PLAN_STEPS) + 1):
@@ -133,8 +147,11 @@ class DemoAgent(Configurable):
     async def run_turn(self, request: TurnRequest, sink: EventSink) -> TurnResult:
         stop = self._stops.setdefault(request.run_id, asyncio.Event())
         text: list[str] = []
+        if "propose a cell" in request.message.lower():
+            return await self._propose(request, sink)
         try:
-            for i, (event, payload) in enumerate(demo_script(request.message, self.max_count)):
+            script = chain(_acknowledged(request.attachments), demo_script(request.message, self.max_count))
+            for i, (event, payload) in enumerate(script):
                 if await self._paused(stop, i):
                     return _result("".join(text), request.message, interrupted=True)
                 if event == APPROVAL_STEP:
@@ -149,6 +166,22 @@ class DemoAgent(Configurable):
             return _result("".join(text), request.message)
         finally:
             self._stops.pop(request.run_id, None)
+
+    async def _propose(self, request: TurnRequest, sink: EventSink) -> TurnResult:
+        """`propose a cell`: one propose_cell call (a cell at the end of the bound notebook), deterministic."""
+        path = request.notebook.notebook_path if request.notebook else None
+        if not path:
+            reply = "I can propose cells only for a notebook: bind this session to one first, then ask again."
+        else:
+            args = {"action": "insert_end", "source": DEMO_PROPOSAL, "cell_type": "code"}
+            sink.emit(TOOL, {"tid": "demo-propose-1", "name": PROPOSE_CELL, "args": args, "preview": DEMO_PROPOSAL})
+            result, is_error = await propose_cell(sink, args, notebook_path=path, reader=None)
+            sink.emit(TOOL_COMPLETE, {"tid": "demo-propose-1", "name": PROPOSE_CELL, "preview": result,
+                                      "duration": 0.0, "is_error": is_error})
+            reply = "I proposed a cell at the end of the notebook. Accept it to insert it; it will not run."
+        for _, payload in _words(reply):
+            sink.emit(TOKEN, payload)
+        return _result(reply, request.message)
 
     async def _approve(self, request: TurnRequest, sink: EventSink) -> str:
         """Ask for approval (journaled), then report what the demo would have done; nothing ever runs."""

@@ -315,7 +315,7 @@ class OpenAIAgent(Configurable):
 
     def _opening_messages(self, request: TurnRequest) -> list[dict[str, Any]]:
         system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-        return [*system, *request.history, {"role": "user", "content": request.message}]
+        return [*system, *request.history, {"role": "user", "content": request.model_message}]
 
     def _request_body(
         self, model: str, messages: list[dict[str, Any]], registry: ToolRegistry | None

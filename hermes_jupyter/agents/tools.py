@@ -23,6 +23,7 @@ from traitlets.config import Configurable
 from ..redact import Redactor
 from .approvals import ApprovalBroker, ApprovalRequest
 from .base import EventSink, TurnRequest
+from .propose import PROPOSE_CELL, propose_cell, propose_schema
 
 READ_NOTEBOOK = "read_notebook"
 LIST_VARIABLES = "list_variables"
@@ -120,6 +121,8 @@ class NotebookToolRegistry:
              "start": {"type": "integer", "description": "Index of the first cell to show (default 0)."}},
             [] if self.notebook_path else ["path"],
         )]
+        if self.notebook_path:
+            schemas.append(propose_schema(self.notebook_path))
         if self.kernel_id:
             schemas += [
                 _schema(LIST_VARIABLES, "List the variables defined in the notebook's running kernel, "
@@ -144,6 +147,8 @@ class NotebookToolRegistry:
         try:
             if name == READ_NOTEBOOK:
                 return await self._read_notebook(args), False
+            if name == PROPOSE_CELL:
+                return await propose_cell(self._sink, args, notebook_path=self.notebook_path, reader=self._tools.access)
             if name in (LIST_VARIABLES, INSPECT_VARIABLE, RUN_CODE) and not self.kernel_id:
                 raise ToolError(f"{name} needs a notebook kernel, and this conversation is not bound to one.")
             if name == LIST_VARIABLES:

@@ -38,7 +38,7 @@ def turn_op(
         "run": request.run_id,
         "session": request.session_id,
         "hermes_session": request.backend_session_id,
-        "message": request.message,
+        "message": request.model_message,
         "history": request.history,
         "model": request.model or model or None,
         "toolsets": toolsets,
