@@ -66,3 +66,16 @@ async def test_deciding_an_unknown_proposal_or_an_unknown_word_is_refused(api: H
     code, body = await api.call("POST", "runs", run_id, "proposals", proposal["proposal_id"], body={"decision": "run"})
     assert code == 400 and "Accept or reject" in body["message"]
     assert (await api.call("POST", "runs", "run-nope", "proposals", "p-1", body={"decision": "accepted"}))[0] == 404
+
+
+async def test_an_attached_cell_is_stored_on_the_user_row_and_reaches_the_demo_agent(api: HermesClient) -> None:
+    sid = (await api.create_session())["session_id"]
+    attachment = {"kind": "cell", "label": "In [2]", "text": "total = 1 + 1\nprint(total)", "language": "python"}
+    run_id = await api.start(sid, "hello", attachments=[attachment])
+    await api.wait_status(run_id, "completed")
+    events = (await api.call("GET", "runs", run_id, "events"))[1]["events"]
+    assert "You attached cell In [2] (2 lines)." in "".join(r["payload"].get("text", "") for r in events)
+    _, session = await api.call("GET", "sessions", sid)
+    assert session["messages"][0]["attachments"] == [attachment]
+    code, body = await api.call("POST", "sessions", sid, "runs", body={"message": "x", "attachments": [{"kind": "x"}]})
+    assert code == 400 and "attachment" in body["message"]
