@@ -121,8 +121,6 @@ class NotebookToolRegistry:
              "start": {"type": "integer", "description": "Index of the first cell to show (default 0)."}},
             [] if self.notebook_path else ["path"],
         )]
-        if self.notebook_path:
-            schemas.append(propose_schema(self.notebook_path))
         if self.kernel_id:
             schemas += [
                 _schema(LIST_VARIABLES, "List the variables defined in the notebook's running kernel, "
@@ -135,6 +133,8 @@ class NotebookToolRegistry:
                         "approve it first; if they deny it, nothing runs. Variables it defines stay in the kernel.",
                         {"code": {"type": "string", "description": "The Python code to run."}}, ["code"]),
             ]
+        if self.notebook_path:
+            schemas.append(propose_schema(self.notebook_path))
         return schemas
 
     async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
