@@ -9,6 +9,7 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import {
+  IAttachment,
   ICreateSession,
   IJournalRow,
   IRunEventsPage,
@@ -19,6 +20,7 @@ import {
   MimeBundle,
   isTerminalRow
 } from './contract';
+import type { IProposalRow } from './rows';
 
 /** The API root below the server's base URL. */
 export const API_ROOT = 'hermes/api';
@@ -109,8 +111,8 @@ export class HermesClient {
     return this.request('DELETE', ['sessions', sid]);
   }
 
-  startRun(sid: string, message: string): Promise<IRunStarted> {
-    return this.request('POST', ['sessions', sid, 'runs'], { message });
+  startRun(sid: string, message: string, attachments: IAttachment[] = []): Promise<IRunStarted> {
+    return this.request('POST', ['sessions', sid, 'runs'], attachments.length ? { message, attachments } : { message });
   }
 
   /** Rerun the last user turn; the body may name the new run. */
@@ -138,6 +140,11 @@ export class HermesClient {
   /** Answer a pending approval (`allow_once` or `deny`). */
   answerApproval(runId: string, approvalId: string, choice: string): Promise<unknown> {
     return this.request('POST', ['runs', runId, 'approvals', approvalId], { choice });
+  }
+
+  /** Record the user's decision on a proposed cell; the proposal row as the server now has it. */
+  decideProposal(runId: string, proposalId: string, decision: 'accepted' | 'rejected'): Promise<IProposalRow> {
+    return this.request('POST', ['runs', runId, 'proposals', proposalId], { decision });
   }
 
   getRunEvents(

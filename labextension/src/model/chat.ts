@@ -9,9 +9,10 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesClient } from '../api/client';
 import { IPlainError, lostStream, plainError } from '../api/plain-errors';
-import { ISession } from '../api/contract';
+import { IAttachment, ISession } from '../api/contract';
 import { DisplayRow, IUserRow, TranscriptRow, contentText } from '../api/rows';
 import type { ICardActions } from '../components/cards/card-actions';
+import { AttachmentsModel } from './attachments';
 import { RunFollower } from './run-follower';
 import { recoveredAfterRestart, sessionRows } from './session-rows';
 
@@ -23,7 +24,7 @@ export type ChatStatus = 'empty' | 'loading' | 'idle' | 'streaming' | 'reconnect
 export interface IChatModelOptions {
   client: HermesClient;
   /** Creates a session with its first turn when the user sends without one. */
-  createWithFirstTurn: (message: string) => Promise<{ sessionId: string; runId: string }>;
+  createWithFirstTurn: (message: string, attachments?: IAttachment[]) => Promise<{ sessionId: string; runId: string }>;
   /** Called when a turn starts or settles (the list's streaming badge). */
   onActivity?: () => void;
 }
@@ -163,26 +164,28 @@ export class ChatModel implements IDisposable {
     }
   }
 
-  /** Start a turn; false if it was not accepted (the reason is in `error`). */
+  /** Start a turn with the composer's attachments; false if it was not accepted (the reason is in `error`). */
   async send(text: string): Promise<boolean> {
     const message = text.trim();
     if (!message || this.status === 'streaming' || this.status === 'reconnecting') {
       return false;
     }
+    const attachments = [...this.attachments.items];
     try {
       let runId: string;
       if (this._sessionId) {
-        runId = (await this._client.startRun(this._sessionId, message)).run_id;
+        runId = (await this._client.startRun(this._sessionId, message, attachments)).run_id;
       } else {
-        const created = await this._createWithFirstTurn(message);
+        const created = await this._createWithFirstTurn(message, attachments);
         runId = created.runId;
         if (this._sessionId !== created.sessionId) {
           await this.open(created.sessionId);
         }
       }
       this._error = null;
+      this.attachments.clear();
       if (this.runId !== runId) {
-        this._follow(runId, message);
+        this._follow(runId, message, attachments);
       }
       this._onActivity();
       return true;
@@ -191,6 +194,9 @@ export class ChatModel implements IDisposable {
       return false;
     }
   }
+
+  /** What the next turn carries (the composer's chips). */
+  readonly attachments = new AttachmentsModel();
 
   /** What the cards of the followed run can do (errors reach the card that asked). */
   readonly cardActions: ICardActions = {
@@ -240,16 +246,16 @@ export class ChatModel implements IDisposable {
     }
   }
 
-  private _follow(runId: string, pendingText: string | null): void {
+  private _follow(runId: string, pendingText: string | null, attachments: IAttachment[] = []): void {
     const follower = new RunFollower({ client: this._client, runId });
-    this._pending = this._pendingRow(runId, pendingText);
+    this._pending = this._pendingRow(runId, pendingText, attachments);
     this._setFollower(follower);
     follower.changed.connect(this._onFollowerChanged, this);
     void follower.start();
   }
 
   /** The user's turn while it is not settled, unless the session already shows it. */
-  private _pendingRow(runId: string, text: string | null): IUserRow | null {
+  private _pendingRow(runId: string, text: string | null, attachments: IAttachment[] = []): IUserRow | null {
     if (!text) {
       return null;
     }
@@ -258,7 +264,8 @@ export class ChatModel implements IDisposable {
     if (last && last.role === 'user' && contentText(last.content) === text) {
       return null;
     }
-    return { kind: 'user', id: `${runId}:user`, text, pending: true };
+    const row: IUserRow = { kind: 'user', id: `${runId}:user`, text, pending: true };
+    return attachments.length ? { ...row, attachments } : row;
   }
 
   private _onFollowerChanged(follower: RunFollower): void {
@@ -325,7 +332,7 @@ export class ChatModel implements IDisposable {
   }
 
   private _client: HermesClient;
-  private _createWithFirstTurn: (message: string) => Promise<{ sessionId: string; runId: string }>;
+  private _createWithFirstTurn: (message: string, attachments?: IAttachment[]) => Promise<{ sessionId: string; runId: string }>;
   private _onActivity: () => void;
   private _sessionId: string | null = null;
   private _session: ISession | null = null;

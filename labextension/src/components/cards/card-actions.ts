@@ -5,9 +5,13 @@
  */
 import React from 'react';
 
+import type { IProposalActions } from './proposal-actions';
+
 export interface ICardActions {
   answerApproval?: (approvalId: string, choice: string) => Promise<unknown>;
   answerClarify?: (clarifyId: string, answer: string) => Promise<unknown>;
+  /** Set by the proposals plugin when it loads (it needs the notebook tracker). */
+  proposals?: IProposalActions;
 }
 
 export const CardActions = React.createContext<ICardActions>({});

@@ -89,6 +89,7 @@ export function ChatPanel(props: {
         onStop={() => void model.stop()}
         onRetry={() => void model.retry()}
         onUndo={() => void model.undo()}
+        attachments={model.attachments}
       />
     </div>
   );
