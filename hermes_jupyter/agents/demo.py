@@ -109,8 +109,9 @@ DEMO_PROPOSAL = 'print("Hello from the Hermes demo agent")'
 def _acknowledged(attachments: list[dict[str, Any]]) -> Iterator[Step]:
     """A sentence naming what the user attached, so an offline turn shows the attachments reached the agent."""
     if attachments:
-        names = ", ".join(f"{a.get('kind')} {a.get('label')} ({len(str(a.get('text') or '').splitlines())} lines)"
-                          for a in attachments)
+        counts = [len(str(a.get("text") or "").splitlines()) for a in attachments]
+        names = ", ".join(f"{a.get('kind')} {a.get('label')} ({n} line{'' if n == 1 else 's'})"
+                          for a, n in zip(attachments, counts))
         yield from _words(f"You attached {names}. ")
 
 

@@ -31,10 +31,10 @@ export function stripAnsi(text: string): string {
   return text.replace(ANSI, '');
 }
 
-/** "In [3]" for an executed code cell, else "cell 4" (its position). */
+/** "In [3]" for an executed code cell, else "#4" (its position). */
 export function cellLabel(panel: NotebookPanel, cell: Cell): string {
   const count = cell.model.type === 'code' ? (cell.model as { executionCount?: number | null }).executionCount : null;
-  return typeof count === 'number' ? `In [${count}]` : `cell ${panel.content.widgets.indexOf(cell) + 1}`;
+  return typeof count === 'number' ? `In [${count}]` : `#${panel.content.widgets.indexOf(cell) + 1}`;
 }
 
 /** The active cell's source as an attachment (with its error output, when asked). */
@@ -51,9 +51,10 @@ export function cellAttachment(panel: NotebookPanel, cell: Cell, output?: string
   return output ? { ...item, output } : item;
 }
 
-function kernelLanguage(panel: NotebookPanel): string {
+/** The notebook's language (for the fence), when its kernel has said which. */
+function kernelLanguage(panel: NotebookPanel): string | undefined {
   const info = panel.content.model?.getMetadata('language_info') as { name?: string } | undefined;
-  return info?.name ?? 'python';
+  return info?.name || undefined;
 }
 
 class NotebookSources implements IAttachmentSources {
