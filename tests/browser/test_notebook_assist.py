@@ -52,6 +52,11 @@ def test_the_active_cell_is_attached_shown_as_a_chip_and_on_the_user_row_and_rea
     chip = lab.page.locator(f"{SIDEBAR} [data-testid=hermes-attachment-chip][data-kind=cell]")
     chip.wait_for()
     assert chip.locator(".jp-HermesAttach-label").inner_text() == "#1"
+    chip.locator("[data-testid=hermes-attachment-remove]").click()
+    assert chip.count() == 0  # removed: nothing would be sent
+    lab.page.click(f"{SIDEBAR} [data-testid=hermes-attach-cell]")
+    chip.wait_for()
+    lab.page.fill(f"{SIDEBAR} [data-testid=hermes-composer]", "What does this cell print?")
     keep_screenshot(lab, "attachment-chips")
 
     lab.send("What does this cell print?")

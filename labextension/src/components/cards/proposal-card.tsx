@@ -71,6 +71,7 @@ export function ProposalView(props: { row: IProposalRow; actions: IProposalActio
             data-testid="hermes-proposal-accept"
             disabled={busy || !actions || !target}
             title={target ? `Put this cell into ${target}; it is not run` : 'Open the notebook to accept this cell'}
+            aria-label={`Accept the proposed cell${target ? ` into ${target}` : ''}`}
             onClick={() => void decide('accept')}
           >
             Accept
@@ -84,7 +85,9 @@ export function ProposalView(props: { row: IProposalRow; actions: IProposalActio
             Reject
           </button>
           {!target && !inline && (
-            <span className="jp-HermesProposal-hint">Open the notebook to accept it.</span>
+            <span className="jp-HermesProposal-hint">
+              {actions ? 'Open the notebook to accept it.' : 'Decide it in the Hermes sidebar.'}
+            </span>
           )}
         </div>
       ) : (
