@@ -70,3 +70,4 @@ def test_attachments_beyond_the_model_budget_are_named_not_sent() -> None:
 def test_a_later_turn_still_sends_an_earlier_turns_attachments_to_the_model() -> None:
     rows = [{"role": "user", "content": "look", "attachments": [{"kind": "variable", "label": "df", "text": "shape 3x2"}]}]
     assert "[variable: df]\n```\nshape 3x2\n```" in api_messages(rows)[0]["content"]
+
