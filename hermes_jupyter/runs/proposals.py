@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 import msgspec
 
-from ..store import SessionStore, UnknownSession
+from ..store import CorruptSession, SessionStore, UnknownSession
 from ..transcript import Transcript
 from ..transcript.proposals import find_proposal, record_decision
 
@@ -28,10 +28,10 @@ class ProposalDecided(RuntimeError):
 
 
 def session_decisions(store: SessionStore, session_id: str) -> Mapping[str, str]:
-    """The session's decisions (empty for a session that is gone: its run is shown as journaled)."""
+    """The session's decisions (none for a session gone or unreadable: its run is shown as journaled)."""
     try:
         return dict(store.load(session_id).proposal_decisions)
-    except (UnknownSession, ValueError, OSError):
+    except (UnknownSession, CorruptSession, ValueError, OSError):
         return {}
 
 
