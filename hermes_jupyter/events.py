@@ -21,6 +21,8 @@ CLARIFY: Final = "clarify"
 USAGE: Final = "usage"
 COMPACTION: Final = "compaction"
 STATUS: Final = "status"
+#: A cell the agent proposes to insert or replace (propose_cell); the user accepts or rejects it.
+PROPOSAL: Final = "proposal"
 DONE: Final = "done"
 CANCEL: Final = "cancel"
 APPERROR: Final = "apperror"

@@ -75,6 +75,9 @@ class Session:
     estimated_cost: float | None = None
     #: Turns sent while one ran, oldest first: `{run_id, message, attachments, queued_at, notebook}` (runs/queue.py).
     queued: list[dict[str, Any]] = field(default_factory=list)
+    #: The user's decision on each proposed cell, by its transcript row id (`<run>:proposal:<id>`):
+    #: `accepted` or `rejected`. Kept here, not in the run's journal, which may be sealed (docs/proposals.md).
+    proposal_decisions: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

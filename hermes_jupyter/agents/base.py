@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ..attachments import model_message
+
 #: How a turn ended, as the backend saw it. `crashed`: the agent's worker died mid-turn
 #: (settled as interrupted, cause `lost_worker`); `interrupted`: it stopped because it was asked to.
 Outcome = Literal["completed", "errored", "interrupted", "crashed"]
@@ -58,6 +60,11 @@ class TurnRequest:
     model: str | None = None
     notebook: NotebookBinding | None = None
     continues: Continuation | None = None
+
+    @property
+    def model_message(self) -> str:
+        """The user's message as the model reads it: with the attachments, capped (docs/attachments.md)."""
+        return model_message(self.message, self.attachments)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,18 +9,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+from itertools import chain
 from typing import Any, AsyncGenerator, Iterator
 
 from traitlets import Float, Int
 from traitlets.config import Configurable
 
-from ..events import PLAN, TOKEN
+from ..events import PLAN, TOKEN, TOOL, TOOL_COMPLETE
 from .approvals import ApprovalBroker, ApprovalRequest, pending_payload, resolved_payload
 from .base import EventSink, TurnRequest, TurnResult
 from .clarify import ClarifyBroker, ClarifyRequest, ask_journaled
 from .models import model_entry
 from .demo_notebook import asks_for_the_notebook, notebook_steps
 from .tools_registry import ToolsFactory
+from .propose import PROPOSE_CELL, propose_cell
 
 _COUNT_RE = re.compile(r"count to (\d+)", re.IGNORECASE)
 
@@ -124,6 +126,19 @@ def _last_number(text: str | None) -> int:
     return int(numbers[-1]) if numbers else 0
 
 
+#: The cell `propose a cell` proposes (inserted at the end of the bound notebook once accepted; never run).
+DEMO_PROPOSAL = 'print("Hello from the Hermes demo agent")'
+
+
+def _acknowledged(attachments: list[dict[str, Any]]) -> Iterator[Step]:
+    """A sentence naming what the user attached, so an offline turn shows the attachments reached the agent."""
+    if attachments:
+        counts = [len(str(a.get("text") or "").splitlines()) for a in attachments]
+        names = ", ".join(f"{a.get('kind')} {a.get('label')} ({n} line{'' if n == 1 else 's'})"
+                          for a, n in zip(attachments, counts))
+        yield from _words(f"You attached {names}. ")
+
+
 def _plan() -> Iterator[Step]:
     """A plan of three items, each completed in turn (the latest `plan` event replaces the items)."""
     for done in range(len(PLAN_STEPS) + 1):
@@ -157,6 +172,8 @@ class DemoAgent(Configurable):
         self.tools_factory: ToolsFactory | None = None
 
     async def run_turn(self, request: TurnRequest, sink: EventSink) -> TurnResult:
+        if "propose a cell" in request.message.lower():
+            return await self._propose(request, sink)
         stop = self._stops.setdefault(request.run_id, asyncio.Event())
         text: list[str] = []
         steps = self._steps(request, sink)
@@ -186,8 +203,24 @@ class DemoAgent(Configurable):
                 yield step
             return
         partial = request.continues.partial if request.continues is not None else None
-        for step in demo_script(request.message, self.max_count, partial):
+        for step in chain(_acknowledged(request.attachments), demo_script(request.message, self.max_count, partial)):
             yield step
+
+    async def _propose(self, request: TurnRequest, sink: EventSink) -> TurnResult:
+        """`propose a cell`: one propose_cell call (a cell at the end of the bound notebook), deterministic."""
+        path = request.notebook.notebook_path if request.notebook else None
+        if not path:
+            reply = "I can propose cells only for a notebook: bind this session to one first, then ask again."
+        else:
+            args = {"action": "insert_end", "source": DEMO_PROPOSAL, "cell_type": "code"}
+            sink.emit(TOOL, {"tid": "demo-propose-1", "name": PROPOSE_CELL, "args": args, "preview": DEMO_PROPOSAL})
+            result, is_error = await propose_cell(sink, args, notebook_path=path, reader=None)
+            sink.emit(TOOL_COMPLETE, {"tid": "demo-propose-1", "name": PROPOSE_CELL, "preview": result,
+                                      "duration": 0.0, "is_error": is_error})
+            reply = "I proposed a cell at the end of the notebook. Accept it to insert it; it will not run."
+        for _, payload in _words(reply):
+            sink.emit(TOKEN, payload)
+        return _result(reply, request.message, model=request.model)
 
     async def _approve(self, request: TurnRequest, sink: EventSink) -> str:
         """Ask for approval (journaled), then report what the demo would have done; nothing ever runs."""

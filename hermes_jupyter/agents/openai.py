@@ -316,7 +316,7 @@ class OpenAIAgent(Configurable):
         system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         if request.continues is not None:
             return [*system, *continuation_messages(request.history, request.continues)]
-        return [*system, *request.history, {"role": "user", "content": request.message}]
+        return [*system, *request.history, {"role": "user", "content": request.model_message}]
 
     def _request_body(
         self, model: str, messages: list[dict[str, Any]], registry: ToolRegistry | None

@@ -23,6 +23,7 @@ from traitlets.config import Configurable
 from ..redact import Redactor
 from .approvals import ApprovalBroker, ApprovalRequest
 from .base import EventSink, TurnRequest
+from .propose import PROPOSE_CELL, propose_cell, propose_schema
 
 READ_NOTEBOOK = "read_notebook"
 LIST_VARIABLES = "list_variables"
@@ -132,6 +133,8 @@ class NotebookToolRegistry:
                         "approve it first; if they deny it, nothing runs. Variables it defines stay in the kernel.",
                         {"code": {"type": "string", "description": "The Python code to run."}}, ["code"]),
             ]
+        if self.notebook_path:
+            schemas.append(propose_schema(self.notebook_path))
         return schemas
 
     async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
@@ -144,6 +147,8 @@ class NotebookToolRegistry:
         try:
             if name == READ_NOTEBOOK:
                 return await self._read_notebook(args), False
+            if name == PROPOSE_CELL:
+                return await propose_cell(self._sink, args, notebook_path=self.notebook_path, reader=self._tools.access)
             if name in (LIST_VARIABLES, INSPECT_VARIABLE, RUN_CODE) and not self.kernel_id:
                 raise ToolError(f"{name} needs a notebook kernel, and this conversation is not bound to one.")
             if name == LIST_VARIABLES:

@@ -13,6 +13,7 @@ import re
 from typing import Any, Callable, Final, Iterable, Mapping, NotRequired, TypedDict
 
 from ..events import JournalRow
+from ..fences import fence_for, longest_run
 from ..transcript import FINAL_STATUSES, Transcript, TranscriptFold, Verdict
 from ..transcript.rows import (
     ApprovalRow,
@@ -21,6 +22,7 @@ from ..transcript.rows import (
     MarkerRow,
     NoteRow,
     PlanRow,
+    ProposalRow,
     ReasoningRow,
     Row,
     ToolRow,
@@ -174,7 +176,19 @@ def _card_markdown(row: Row) -> str | None:
         if row.choices:
             line += " (" + " / ".join(_escape_inline(c) for c in row.choices) + ")"
         return line + " · " + _clarify_words(row)
+    if isinstance(row, ProposalRow):
+        words = f"{_PROPOSAL_ACTION_WORDS[row.action]} · {_PROPOSAL_WORDS[row.status]}"
+        return f"- **Proposed cell:** {words}" + _fenced(row.source)
     return None
+
+
+#: How a proposal's action and status read in a cell output.
+_PROPOSAL_ACTION_WORDS: Final = {
+    "insert_below": "a new cell below another", "insert_end": "a new cell at the end", "replace": "a new source for a cell",
+}
+_PROPOSAL_WORDS: Final = {
+    "pending": "waiting for you to accept or reject it in the notebook", "accepted": "accepted", "rejected": "rejected",
+}
 
 
 def _tool_markdown(tool: ToolRow) -> str:
@@ -185,12 +199,17 @@ def _tool_markdown(tool: ToolRow) -> str:
     line += f" · {tool.status}"
     if tool.duration_s is not None:
         line += f" · {tool.duration_s:.2f} s"
-    preview = _cut_preview(tool.preview)
-    if preview:
-        fence = "`" * max(3, _longest_run(preview, "`") + 1)
-        body = "\n".join("  " + ln for ln in preview.split("\n"))
-        line += f"\n\n  {fence}\n{body}\n  {fence}"
-    return line
+    return line + _fenced(tool.preview)
+
+
+def _fenced(text: str | None) -> str:
+    """A preview, cut, as a fenced block inside a list item (empty when there is nothing to show)."""
+    preview = _cut_preview(text)
+    if not preview:
+        return ""
+    fence = fence_for(preview)
+    body = "\n".join("  " + ln for ln in preview.split("\n"))
+    return f"\n\n  {fence}\n{body}\n  {fence}"
 
 
 def _approval_words(row: ApprovalRow) -> str:
@@ -270,6 +289,8 @@ def _plain(row: Row) -> str | None:
         return f"[approval: {row.description or 'run a command'}{command}: {_approval_words(row)}]"
     if isinstance(row, ClarifyRow):
         return f"[question: {row.question}: {_clarify_words(row)}]"
+    if isinstance(row, ProposalRow):
+        return f"[proposed cell, {_PROPOSAL_ACTION_WORDS[row.action]}: {_PROPOSAL_WORDS[row.status]}]"
     if isinstance(row, PlanRow):
         return "Plan:\n" + "\n".join(f"{_PLAN_BOXES[i.status]} {i.text}" for i in row.items) if row.items else None
     if isinstance(row, NoteRow):
@@ -323,12 +344,8 @@ def _cut_preview(preview: str | None) -> str:
     return cut + ("\n…" if cut != preview.strip("\n") else "")
 
 
-def _longest_run(text: str, char: str) -> int:
-    return max((len(m) for m in re.findall(f"{re.escape(char)}+", text)), default=0)
-
-
 def _code_span(text: str) -> str:
-    ticks = "`" * (_longest_run(text, "`") + 1)
+    ticks = "`" * (longest_run(text, "`") + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
 

@@ -38,10 +38,12 @@ from ..titles import title_for_turn
 from ..transcript import Transcript, TranscriptFold, Verdict, api_messages, part_reader, whole_answer
 from . import continuation, settle
 from .continuation import NothingToContinue as NothingToContinue  # raised by continue_turn; handlers map it to 409
+from ..transcript.proposals import with_decisions
 from .settle import NothingToRetry as NothingToRetry  # raised by retry/undo; handlers map it to 409
 from .binding import sync_session_split
 from .diskfull import DISK_FULL, SpaceWaiter
 from .fanout import Observer, RunObservers
+from .proposals import decide as decide_proposal, session_decisions
 from .run import Draining as Draining  # raised while draining; handlers map it to 409
 from .run import Run, redacted_result
 from .sink import RunSink
@@ -575,10 +577,16 @@ class RunManager:
         validate_id(run_id, "run id")
         run = self._runs.get(run_id)
         session_id = run.session_id if run is not None else self.status.session_of(run_id)
-        return read_transcript(
+        transcript = read_transcript(
             self.journals, session_id, run_id, live=run is not None,
             verdict_of=lambda: self.recovery.verdict(session_id, run_id),
         )
+        return with_decisions(transcript, session_decisions(self.store, session_id))
+
+    async def decide_proposal(self, run_id: str, proposal_id: str, decision: str) -> dict[str, Any]:
+        """Keep the user's decision on a proposed cell (runs/proposals.py); the proposal row as JSON."""
+        transcript = await self.offload(self.run_transcript, run_id)
+        return await self.offload(decide_proposal, self.store, transcript, proposal_id, decision)
 
     def run_bundle(self, run_id: str) -> MimeBundle:
         """The cell bundle of a run, from the one renderer (what every notebook writer writes)."""

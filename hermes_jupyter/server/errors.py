@@ -22,6 +22,7 @@ from ..journal.files import CorruptJournal, RefusedJournal
 from ..listing import BadCursor
 from ..runs.manager import Draining, NothingToContinue, NothingToRetry, RunActive
 from ..runs.queue import MAX_QUEUED, CannotSteer, QueueFull
+from ..runs.proposals import ProposalDecided, UnknownProposal
 from ..runs.status import UnknownRun
 from ..store import CorruptSession, UnknownSession
 
@@ -43,6 +44,9 @@ ERRORS: list[tuple[type[BaseException], int, str]] = [
                            "the turn stands."),
     (UnknownQuestion, 404, "This question is no longer waiting for an answer. Reload the session to see where the "
                            "turn stands."),
+    (UnknownProposal, 404, "This run proposed no such cell. Reload the session to see its proposals."),
+    (ProposalDecided, 409, "This proposed cell was already decided (accepted or rejected elsewhere). Reload the "
+                           "session to see its state."),
     (RefusedJournal, 409, LINKED),
     (CorruptJournal, 409, "This run's saved journal is damaged and cannot be read. The session itself is kept; "
                           "restore the journal from a backup if you need this run's rows."),

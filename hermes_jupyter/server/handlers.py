@@ -21,12 +21,14 @@ from tornado import web
 
 from ..agents.always import allowed_always, revoke_always
 from ..agents.base import NotebookBinding
+from ..attachments import AttachmentError, validate_attachments
 from ..agents.models import describe_models
 from ..ids import validate_id
 from ..listing import Page
 from ..runs.first_turn import create_with_first_turn
 from ..runs.queue import Mode
 from ..titles import UNTITLED
+from ..transcript.rows import PROPOSAL_DECISIONS
 from .errors import error_body, mapped, user_error
 from .inputs import check_text, parse_count
 from .kernel_token import KernelTokenAuth
@@ -232,10 +234,10 @@ class RunRootHandler(HermesHandler):
     async def post(self, session_id: str) -> None:
         body = self.json_body()
         message = _message(body)
-        attachments = body.get("attachments") or []
-        if not isinstance(attachments, list) or not all(isinstance(a, dict) for a in attachments):
-            raise user_error(400, "The attachments could not be read. Attach the files again.",
-                             "attachments must be a list of objects")
+        try:
+            attachments = validate_attachments(body.get("attachments"), self.hermes.manager.redactor)
+        except AttachmentError as exc:
+            raise user_error(400, str(exc)) from None
         notebook = _binding(body)
         mode: Mode = "steer" if body.get("mode") == "steer" else "queue"
         if body.get("mode") not in (None, "queue", "steer"):
@@ -330,6 +332,27 @@ class ApprovalHandler(HermesHandler):
             raise user_error(400, "Choose an answer for this approval (allow or deny).", "choice is required")
         self.hermes.approvals.answer(run_id, approval_id, choice)
         self.answer({"run_id": run_id, "approval_id": approval_id, "choice": choice})
+
+
+class ProposalDecisionHandler(HermesHandler):
+    """Record the user's decision on a proposed cell: `{"decision": "accepted" | "rejected"}` (docs/proposals.md).
+
+    The server only keeps the decision (every client then shows it); the frontend that
+    accepted applies the cell to the open notebook. 404 unknown, 409 already decided otherwise.
+    """
+
+    auth_resource = "hermes:runs"
+
+    @web.authenticated
+    @authorized
+    @api_errors
+    async def post(self, run_id: str, proposal_id: str) -> None:
+        run_id = validate_id(run_id, "run id")
+        proposal_id = validate_id(proposal_id, "proposal id")
+        decision = _optional_str(self.json_body(), "decision", 64)
+        if decision not in PROPOSAL_DECISIONS:
+            raise user_error(400, "Accept or reject the proposed cell.", "decision must be accepted or rejected")
+        self.answer(await self.hermes.manager.decide_proposal(run_id, proposal_id, decision))
 
 
 class NotebookRecoverHandler(HermesHandler):
@@ -453,6 +476,7 @@ default_handlers = [
     (rf"runs/{_ID.format('run_id')}/cancel", RunCancelHandler),
     (rf"runs/{_ID.format('run_id')}/approvals/{_ID.format('approval_id')}", ApprovalHandler),
     (rf"runs/{_ID.format('run_id')}/clarify/{_ID.format('clarify_id')}", ClarifyAnswerHandler),
+    (rf"runs/{_ID.format('run_id')}/proposals/{_ID.format('proposal_id')}", ProposalDecisionHandler),
     (r"models", ModelsHandler),
     (r"approvals/always", AllowedAlwaysHandler),
     (r"notebooks/recover", NotebookRecoverHandler),

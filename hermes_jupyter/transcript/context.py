@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ..attachments import model_message
 from ..store import Session
 
 _LONG_ARG_KEYS = frozenset({"command", "path", "patch", "content", "code", "file_path"})
@@ -106,6 +107,8 @@ def api_messages(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         if row.get("_error"):
             continue
         msg = {k: row[k] for k in _API_KEYS if k in row}
+        if msg.get("role") == "user" and row.get("attachments") and isinstance(msg.get("content"), str):
+            msg["content"] = model_message(msg["content"], row["attachments"])
         if msg.get("role") and (msg.get("content") or msg.get("tool_calls") or msg.get("tool_call_id")):
             out.append(msg)
     return out

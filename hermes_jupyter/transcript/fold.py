@@ -23,6 +23,8 @@ from .rows import (
     NoteRow,
     PlanItem,
     PlanRow,
+    PROPOSAL_ACTIONS,
+    ProposalRow,
     ReasoningRow,
     Row,
     SegmentMeta,
@@ -64,6 +66,7 @@ class TranscriptFold:
         self._usage: UsageRow | None = None
         #: The run this one continues (its first row says so), else None.
         self.continues: str | None = None
+        self._proposals: set[str] = set()
         self._handlers: dict[str, Callable[[JournalRow], None]] = {
             events.REASONING: self._on_reasoning,
             events.INTERIM_ASSISTANT: self._on_interim,
@@ -76,6 +79,7 @@ class TranscriptFold:
             events.STATUS: self._on_status,
             events.COMPACTION: self._on_compaction,
             events.CONTINUATION: self._on_continuation,
+            events.PROPOSAL: self._on_proposal,
         }
 
     # -- feeding ------------------------------------------------------------------------------
@@ -348,6 +352,21 @@ class TranscriptFold:
         p = row.payload
         text = _text(p.get("text")) or markers.compaction_text(_int(p.get("messages_before")), _int(p.get("messages_after")))
         self._add(NoteRow(id=row_id(self.run_id, "note", row.seq), variant="compaction", level="info", text=text))
+
+    def _on_proposal(self, row: JournalRow) -> None:
+        """A proposed cell: one card per id, always pending in the journal (decisions live with the session)."""
+        p = row.payload
+        proposal_id = str(p.get("proposal_id") or f"journal-{row.seq}")
+        if proposal_id in self._proposals:
+            return
+        self._proposals.add(proposal_id)
+        action = p.get("action")
+        self._add(ProposalRow(
+            id=row_id(self.run_id, "proposal", proposal_id), proposal_id=proposal_id,
+            action=action if action in PROPOSAL_ACTIONS else "insert_end", cell_id=_text(p.get("cell_id")),
+            cell_type="markdown" if p.get("cell_type") == "markdown" else "code",
+            source=_text(p.get("source")) or "", old_source=_text(p.get("old_source")),
+        ))
 
     def _resolve_unanswered(self) -> None:
         """At the end of a run a question nobody answered is shown answered: deny, or no answer."""

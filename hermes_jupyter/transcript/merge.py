@@ -20,11 +20,13 @@ from typing import Any, Final
 
 from ..store import Session
 from .context import append_to_context, cut_args, existing_tool_card, normalize_text
+from .proposals import decision_of, proposal_card
 from .rows import (
     ApprovalRow,
     AssistantRow,
     ClarifyRow,
     PlanRow,
+    ProposalRow,
     ReasoningRow,
     Row,
     SegmentMeta,
@@ -150,6 +152,8 @@ class Merge:
         card = session_card(row)
         if card is None:
             return
+        if isinstance(row, ProposalRow):
+            card["status"] = decision_of(row, self.session.proposal_decisions)
         anchor = self._anchor()
         if self.dedupe:
             found = self._existing_card(row, card)
@@ -204,6 +208,8 @@ def session_card(row: Row) -> dict[str, Any] | None:
             "kind": "plan", "name": "plan", "preview": None, "snippet": None, "tid": row.id, "args": {},
             "done": True, "is_error": False, "items": [{"text": i.text, "status": i.status} for i in row.items],
         }
+    if isinstance(row, ProposalRow):
+        return proposal_card(row)
     return None  # usage, notes and the marker live elsewhere in a session (its counters, its marker row)
 
 

@@ -19,6 +19,12 @@ PlanStatus = Literal["pending", "in_progress", "completed"]
 NoteVariant = Literal["status", "compaction"]
 NoteLevel = Literal["info", "warning"]
 MarkerVariant = Literal["interrupted", "cancelled", "error"]
+ProposalAction = Literal["insert_below", "insert_end", "replace"]
+ProposalStatus = Literal["pending", "accepted", "rejected"]
+CellType = Literal["code", "markdown"]
+PROPOSAL_ACTIONS: Final = frozenset({"insert_below", "insert_end", "replace"})
+#: What a user may decide about a proposal (its status once decided).
+PROPOSAL_DECISIONS: Final = frozenset({"accepted", "rejected"})
 
 #: Statuses after which a run (and its cell output) never changes again.
 FINAL_STATUSES: Final = frozenset({"completed", "interrupted", "cancelled", "errored"})
@@ -87,6 +93,18 @@ class NoteRow(_Row, tag="note", kw_only=True):
     text: str
 
 
+class ProposalRow(_Row, tag="proposal", kw_only=True):
+    """A cell the agent proposes; only the user applies it (never executed). `status` is the server's record."""
+
+    proposal_id: str
+    action: ProposalAction = "insert_end"
+    cell_id: str | None = None
+    cell_type: CellType = "code"
+    source: str = ""
+    old_source: str | None = None
+    status: ProposalStatus = "pending"
+
+
 class MarkerRow(_Row, tag="marker", kw_only=True):
     variant: MarkerVariant
     text: str
@@ -94,7 +112,7 @@ class MarkerRow(_Row, tag="marker", kw_only=True):
 
 
 Row = Union[
-    AssistantRow, ReasoningRow, ToolRow, ApprovalRow, ClarifyRow, PlanRow, UsageRow, NoteRow, MarkerRow
+    AssistantRow, ReasoningRow, ToolRow, ApprovalRow, ClarifyRow, PlanRow, UsageRow, NoteRow, ProposalRow, MarkerRow
 ]
 #: Rows that show what the agent produced (recovery calls a run with any of these "recovered output").
 OUTPUT_ROWS: Final = (AssistantRow, ReasoningRow, ToolRow)

@@ -3,14 +3,22 @@
  */
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
+import { askHermesPlugin } from './plugins/ask-hermes';
+import { codeActionsPlugin } from './plugins/code-actions';
+import { notebookContextPlugin } from './plugins/notebook-context';
 import { notebookRecoveryPlugin } from './plugins/notebook-recovery';
+import { proposalsPlugin } from './plugins/proposals';
 import { runRendererPlugin } from './plugins/run-renderer';
 import { sidebarPlugin } from './plugins/sidebar';
 
 const plugins: JupyterFrontEndPlugin<any>[] = [
   sidebarPlugin,
   runRendererPlugin,
-  notebookRecoveryPlugin
+  notebookRecoveryPlugin,
+  proposalsPlugin,
+  notebookContextPlugin,
+  askHermesPlugin,
+  codeActionsPlugin
 ];
 
 export default plugins;

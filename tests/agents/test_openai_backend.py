@@ -56,8 +56,10 @@ def stub() -> Iterator[OpenAIStubServer]:
         yield server
 
 
-def _request(message: str, history: list[dict[str, Any]] | None = None, run_id: str = "run1") -> TurnRequest:
-    return TurnRequest(session_id="s1", run_id=run_id, message=message, history=history or [])
+def _request(message: str, history: list[dict[str, Any]] | None = None, run_id: str = "run1",
+             attachments: list[dict[str, Any]] | None = None) -> TurnRequest:
+    return TurnRequest(session_id="s1", run_id=run_id, message=message, history=history or [],
+                       attachments=attachments or [])
 
 
 def _agent(stub: OpenAIStubServer, tools: ToolRegistry | None = None, **traits: Any) -> OpenAIAgent:
@@ -104,6 +106,14 @@ def test_streamed_text_becomes_token_events(stub: OpenAIStubServer) -> None:
     assert sent.body["messages"] == [*history, {"role": "user", "content": "count to 5"}]
     assert sent.body["stream"] is True and sent.body["stream_options"] == {"include_usage": True}
     assert "tools" not in sent.body
+
+
+def test_the_provider_reads_the_attachments_after_the_message(stub: OpenAIStubServer) -> None:
+    attachment = {"kind": "variable", "label": "df", "text": "DataFrame 3x2"}
+    _turn(_agent(stub), "count to 2", RecordingSink(), attachments=[attachment])
+    content = stub.requests[-1].body["messages"][-1]["content"]
+    assert content.startswith("count to 2\n\nThe user attached this context")
+    assert content.endswith("[variable: df]\n```\nDataFrame 3x2\n```")
 
 
 @pytest.mark.parametrize("prompt", ["think first", "ponder first"])

@@ -145,7 +145,7 @@ async def test_schemas_offer_kernel_tools_only_with_a_bound_kernel(root: Path) -
     assert unbound.schemas()[0]["function"]["parameters"]["required"] == ["path"]
     bound = _registry(tools, RecordingSink(), kernel_id="k1")
     assert [s["function"]["name"] for s in bound.schemas()] == [
-        "read_notebook", "list_variables", "inspect_variable", "run_code"]
+        "read_notebook", "list_variables", "inspect_variable", "run_code", "propose_cell"]
     assert bound.schemas()[0]["function"]["parameters"]["required"] == []
 
 
@@ -434,3 +434,34 @@ async def test_inspect_variable_never_traverses_modules_or_shows_the_environment
     assert is_error and why in text, text
     _assert_clean(text)
     assert "PATH" not in text
+
+
+# ---- proposing cells (journaled, never applied here) ----------------------------------------
+
+async def test_propose_cell_journals_a_replacement_with_the_saved_source_for_the_diff(root: Path) -> None:
+    sink = RecordingSink()
+    text, is_error = await _registry(_tools(root), sink).call(
+        "propose_cell", {"action": "replace", "cell_id": "total", "source": "total = 6 * 7\nprint(total)"})
+    [proposal] = sink.payloads("proposal")
+    assert not is_error and "not run" in text and proposal["proposal_id"] in text
+    assert proposal["old_source"] == "total = 6 * 7\ntotal" and proposal["cell_type"] == "code"
+    assert (root / "work" / "sales.ipynb").read_text().count("print(total)") == 0  # the notebook is untouched
+
+
+@pytest.mark.parametrize("args, words", [
+    ({"action": "insert_below", "cell_id": "nope", "source": "x"}, "no cell with id 'nope'"),
+    ({"action": "replace", "source": "x"}, "needs the target cell's id"),
+    ({"action": "delete", "cell_id": "total", "source": "x"}, "action must be one of"),
+    ({"action": "insert_end", "source": "  "}, "needs the cell's source"),
+])
+async def test_a_proposal_the_model_got_wrong_is_an_error_it_can_read(root: Path, args: dict[str, Any], words: str) -> None:
+    sink = RecordingSink()
+    text, is_error = await _registry(_tools(root), sink).call("propose_cell", args)
+    assert is_error and words in text and sink.payloads("proposal") == []
+
+
+async def test_propose_cell_is_offered_and_works_only_for_a_bound_notebook(root: Path) -> None:
+    unbound = _registry(_tools(root), RecordingSink(), notebook_path=None)
+    assert "propose_cell" not in [s["function"]["name"] for s in unbound.schemas()]
+    text, is_error = await unbound.call("propose_cell", {"action": "insert_end", "source": "x"})
+    assert is_error and "not bound" in text

@@ -42,7 +42,7 @@ def turn_op(
     `host_tools` are the turn's notebook tools (OpenAI function schemas); the runner offers them to
     Hermes and sends each call back as a `tool_request` (answered with `tool_result_op`).
     """
-    message, history = request.message, request.history
+    message, history = request.model_message, request.history
     if request.continues is not None:
         message, history = CONTINUE_INSTRUCTION, continuation_history(request.history, request.continues)
     return {

@@ -43,7 +43,9 @@ export function markdown(source) {
   let html = "";
   parts.forEach((part, i) => {
     if (i % 2 === 1) {
-      html += `<pre><code>${part}</code></pre>`;
+      // Copy only: the kernel widget cannot reach the notebook (Insert/Replace live in the Lab renderer).
+      html += `<div class="hermes-code"><button class="hermes-copy" type="button" title="Copy the code">Copy</button>` +
+        `<pre><code>${part}</code></pre></div>`;
       return;
     }
     for (const block of part.split(/\n\s*\n/)) {
@@ -201,6 +203,17 @@ function render({ model, el }) {
   }
 
   body.addEventListener("click", async (event) => {
+    const copy = event.target.closest(".hermes-copy");
+    if (copy) {
+      const code = copy.parentElement.querySelector("code").textContent.replace(/\n$/, "");
+      try {
+        await navigator.clipboard.writeText(code);
+        copy.textContent = "Copied";
+      } catch (err) {
+        copy.textContent = "Copy failed";
+      }
+      return;
+    }
     const button = event.target.closest(".hermes-approve");
     if (!button) return;
     for (const b of button.parentElement.querySelectorAll("button")) b.disabled = true;

@@ -11,6 +11,7 @@ import { CardActions } from '../components/cards/card-actions';
 import { ClarifyCard } from '../components/cards/clarify-card';
 import { Note, UsageFooter } from '../components/cards/notes';
 import { PlanChecklist } from '../components/cards/plan';
+import { ProposalCard } from '../components/cards/proposal-card';
 import { ToolCard } from '../components/cards/tool-card';
 
 const html = (element: JSX.Element) => renderToStaticMarkup(element);
@@ -52,4 +53,16 @@ test('an answered approval and its done tool are two cards with their own states
     description: 'Delete', command: 'rm x', choices: ['allow_once', 'deny'], status: 'resolved',
     choice: 'allow_once', reason: 'answered' }} />);
   assert.match(approval, /data-state="resolved"[^]*answered: Allow once[^]*data-choice="allow_once"/);
+});
+
+test('a proposed replacement shows its diff; without a notebook to apply it, Accept is disabled', () => {
+  const row = { kind: 'proposal' as const, id: 'r:proposal:p', proposal_id: 'p', action: 'replace' as const,
+    cell_id: 'c', cell_type: 'code' as const, source: 'x = 2', old_source: 'x = 1', status: 'pending' as const };
+  const out = html(<ProposalCard row={row} />);
+  assert.match(out, /New source for a code cell/);
+  assert.match(out, /jp-mod-remove[^]*x = 1[^]*jp-mod-add[^]*x = 2/);
+  assert.match(out, /data-testid="hermes-proposal-accept"[^>]*disabled=""/);
+  const decided = html(<ProposalCard row={{ ...row, status: 'rejected' }} />);
+  assert.match(decided, /Rejected: the notebook was left as it was/);
+  assert.doesNotMatch(decided, /hermes-proposal-accept/);
 });

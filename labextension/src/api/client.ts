@@ -9,6 +9,7 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import {
+  IAttachment,
   ICreateSession,
   IJournalRow,
   IRunContinued,
@@ -23,6 +24,7 @@ import {
   SendMode,
   isTerminalRow
 } from './contract';
+import type { IProposalRow } from './rows';
 
 /** The API root below the server's base URL. */
 export const API_ROOT = 'hermes/api';
@@ -119,8 +121,15 @@ export class HermesClient {
   }
 
   /** Start a turn; while one runs it is queued, or with `steer` handed to the running turn. */
-  startRun(sid: string, message: string, mode: SendMode = 'queue'): Promise<IRunStarted> {
-    return this.request('POST', ['sessions', sid, 'runs'], mode === 'steer' ? { message, mode } : { message });
+  startRun(sid: string, message: string, mode: SendMode = 'queue', attachments: IAttachment[] = []): Promise<IRunStarted> {
+    const body: { message: string; mode?: SendMode; attachments?: IAttachment[] } = { message };
+    if (mode === 'steer') {
+      body.mode = mode;
+    }
+    if (attachments.length) {
+      body.attachments = attachments;
+    }
+    return this.request('POST', ['sessions', sid, 'runs'], body);
   }
 
   /** Change the session's model (or other fields) for its next turns. */
@@ -177,6 +186,11 @@ export class HermesClient {
   /** Answer a clarifying question (a choice, or the user's own words). */
   answerClarify(runId: string, clarifyId: string, answer: string): Promise<unknown> {
     return this.request('POST', ['runs', runId, 'clarify', clarifyId], { answer });
+  }
+
+  /** Record the user's decision on a proposed cell; the proposal row as the server now has it. */
+  decideProposal(runId: string, proposalId: string, decision: 'accepted' | 'rejected'): Promise<IProposalRow> {
+    return this.request('POST', ['runs', runId, 'proposals', proposalId], { decision });
   }
 
   getRunEvents(

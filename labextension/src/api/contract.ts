@@ -4,7 +4,7 @@
  * Names are spelled here once; every other module imports them. Fields the
  * contract leaves open are optional so a server that adds fields never breaks us.
  */
-import type { IMarkerRow, IPlanItem, TranscriptRow } from './rows';
+import type { IMarkerRow, IPlanItem, ProposalAction, ProposalStatus, TranscriptRow } from './rows';
 
 /** The mime type of a hermes run output in a notebook (CONTRACT §8). */
 export const RUN_MIME_TYPE = 'application/vnd.hermes.run+json';
@@ -25,6 +25,7 @@ export const EVENTS = {
   usage: 'usage',
   compaction: 'compaction',
   status: 'status',
+  proposal: 'proposal',
   done: 'done',
   cancel: 'cancel',
   apperror: 'apperror',
@@ -130,12 +131,23 @@ export interface IRunContinued extends IRunStarted {
   continues: string;
 }
 
+/** What an attachment is (docs/attachments.md). */
+export type AttachmentKind = 'cell' | 'selection' | 'file' | 'variable';
+
+/**
+ * Context attached to a turn (`POST sessions/{sid}/runs` `attachments`): `text` is what the
+ * model reads; the server cuts it to its caps and masks secrets before keeping it.
+ */
 export interface IAttachment {
-  name?: string;
+  kind: AttachmentKind;
+  /** What the chip and the user row show ("In [3]", "data.csv", "df"). */
+  label: string;
+  text: string;
   path?: string;
-  mime_type?: string;
-  size?: number;
-  [key: string]: unknown;
+  cell_id?: string;
+  language?: string;
+  /** A cell's output sent with it (the traceback, for Ask Hermes). */
+  output?: string;
 }
 
 /** A transcript row of a session sidecar (CONTRACT §3). */
@@ -169,7 +181,7 @@ export interface IToolCallRow {
   duration?: number | null;
   assistant_msg_idx?: number;
   /** Which transcript card this is (tool when absent). */
-  kind?: 'approval' | 'clarify' | 'plan';
+  kind?: 'approval' | 'clarify' | 'plan' | 'proposal';
   /** Approval cards: the offered choices and how it was answered. */
   choices?: string[];
   choice?: string | null;
@@ -178,6 +190,13 @@ export interface IToolCallRow {
   answer?: string | null;
   /** Plan cards: the checklist. */
   items?: IPlanItem[];
+  /** Proposal cards: the proposed cell and the server's record of the user's decision. */
+  action?: ProposalAction;
+  cell_id?: string | null;
+  cell_type?: 'code' | 'markdown';
+  source?: string;
+  old_source?: string | null;
+  status?: ProposalStatus;
   _run_id?: string;
   _recovered_stream_id?: string;
 }
@@ -209,6 +228,8 @@ export interface ISession extends ISessionSummary {
   tool_calls?: IToolCallRow[];
   pending_user_message?: string | null;
   pending_attachments?: IAttachment[];
+  /** The user's decision on each proposed cell, by proposal row id. */
+  proposal_decisions?: { [rowId: string]: ProposalStatus };
   pending_started_at?: number | null;
   /** The run the pending turn continues (`POST sessions/{sid}/continue`). */
   pending_continues?: string | null;

@@ -87,6 +87,25 @@ export interface INoteRow {
   text: string;
 }
 
+export type ProposalAction = 'insert_below' | 'insert_end' | 'replace';
+export type ProposalStatus = 'pending' | 'accepted' | 'rejected';
+
+/** A cell the agent proposes; the user accepts (applied in the open notebook, never run) or rejects it. */
+export interface IProposalRow {
+  kind: 'proposal';
+  id: string;
+  proposal_id: string;
+  action: ProposalAction;
+  /** The target cell (insert_below, replace); null for insert_end. */
+  cell_id: string | null;
+  cell_type: 'code' | 'markdown';
+  source: string;
+  /** The target cell's source when proposed (replace), for the diff. */
+  old_source: string | null;
+  /** The server's record of the decision; the journal always says pending. */
+  status: ProposalStatus;
+}
+
 export type MarkerVariant = 'interrupted' | 'cancelled' | 'error';
 
 export interface IMarkerRow {
@@ -109,6 +128,7 @@ export type TranscriptRow =
   | IPlanRow
   | IUsageRow
   | INoteRow
+  | IProposalRow
   | IMarkerRow;
 
 /** The user's turn: shown by the sidebar only (a run's transcript starts after it). */

@@ -9,10 +9,11 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesClient } from '../api/client';
 import { IPlainError, lostStream, plainError } from '../api/plain-errors';
-import { IModelList, IQueuedTurn, ISession, SendMode } from '../api/contract';
+import { IAttachment, IModelList, IQueuedTurn, ISession, SendMode } from '../api/contract';
 import { DisplayRow, IUserRow, TranscriptRow, contentText } from '../api/rows';
 import type { ICardActions } from '../components/cards/card-actions';
 import { withContinuable } from './continuable';
+import { AttachmentsModel } from './attachments';
 import { RunFollower } from './run-follower';
 import { recoveredAfterRestart, sessionRows } from './session-rows';
 
@@ -24,7 +25,7 @@ export type ChatStatus = 'empty' | 'loading' | 'idle' | 'streaming' | 'reconnect
 export interface IChatModelOptions {
   client: HermesClient;
   /** Creates a session with its first turn when the user sends without one. */
-  createWithFirstTurn: (message: string) => Promise<{ sessionId: string; runId: string }>;
+  createWithFirstTurn: (message: string, attachments?: IAttachment[]) => Promise<{ sessionId: string; runId: string }>;
   /** Called when a turn starts or settles (the list's streaming badge). */
   onActivity?: () => void;
 }
@@ -192,7 +193,7 @@ export class ChatModel implements IDisposable {
   }
 
   /**
-   * Send a message; false if it was not accepted (the reason is in `error`).
+   * Send a message with the composer's attachments; false if it was not accepted (the reason is in `error`).
    * While a turn runs it is queued behind it, or (`steer`) handed to it.
    */
   async send(text: string, mode: SendMode = 'queue'): Promise<boolean> {
@@ -200,26 +201,29 @@ export class ChatModel implements IDisposable {
     if (!message) {
       return false;
     }
+    const attachments = [...this.attachments.items];
     try {
       let runId: string;
       if (this._sessionId) {
-        const started = await this._client.startRun(this._sessionId, message, mode);
+        const started = await this._client.startRun(this._sessionId, message, mode, attachments);
         if (started.queued || started.steered) {
           this._error = null;
+          this.attachments.clear();
           await this.reload();  // shows the queue; a steer shows up in the running turn
           return true;
         }
         runId = started.run_id;
       } else {
-        const created = await this._createWithFirstTurn(message);
+        const created = await this._createWithFirstTurn(message, attachments);
         runId = created.runId;
         if (this._sessionId !== created.sessionId) {
           await this.open(created.sessionId);
         }
       }
       this._error = null;
+      this.attachments.clear();
       if (this.runId !== runId) {
-        this._follow(runId, message);
+        this._follow(runId, message, attachments);
       }
       this._onActivity();
       return true;
@@ -228,6 +232,9 @@ export class ChatModel implements IDisposable {
       return false;
     }
   }
+
+  /** What the next turn carries (the composer's chips). */
+  readonly attachments = new AttachmentsModel();
 
   /** What the cards of the followed run can do (errors reach the card that asked). */
   readonly cardActions: ICardActions = {
@@ -328,16 +335,16 @@ export class ChatModel implements IDisposable {
     }
   }
 
-  private _follow(runId: string, pendingText: string | null): void {
+  private _follow(runId: string, pendingText: string | null, attachments: IAttachment[] = []): void {
     const follower = new RunFollower({ client: this._client, runId });
-    this._pending = this._pendingRow(runId, pendingText);
+    this._pending = this._pendingRow(runId, pendingText, attachments);
     this._setFollower(follower);
     follower.changed.connect(this._onFollowerChanged, this);
     void follower.start();
   }
 
   /** The user's turn while it is not settled, unless the session already shows it. */
-  private _pendingRow(runId: string, text: string | null): IUserRow | null {
+  private _pendingRow(runId: string, text: string | null, attachments: IAttachment[] = []): IUserRow | null {
     if (!text || this._session?.pending_continues) {
       return null; // a continuation sends no user message
     }
@@ -346,7 +353,8 @@ export class ChatModel implements IDisposable {
     if (last && last.role === 'user' && contentText(last.content) === text) {
       return null;
     }
-    return { kind: 'user', id: `${runId}:user`, text, pending: true };
+    const row: IUserRow = { kind: 'user', id: `${runId}:user`, text, pending: true };
+    return attachments.length ? { ...row, attachments } : row;
   }
 
   private _onFollowerChanged(follower: RunFollower): void {
@@ -413,7 +421,7 @@ export class ChatModel implements IDisposable {
   }
 
   private _client: HermesClient;
-  private _createWithFirstTurn: (message: string) => Promise<{ sessionId: string; runId: string }>;
+  private _createWithFirstTurn: (message: string, attachments?: IAttachment[]) => Promise<{ sessionId: string; runId: string }>;
   private _onActivity: () => void;
   private _sessionId: string | null = null;
   private _session: ISession | null = null;

@@ -10,6 +10,7 @@ import {
   IMarkerRow,
   INoteRow,
   IPlanItem,
+  IProposalRow,
   IToolRow,
   IUsageRow,
   MarkerVariant
@@ -35,7 +36,7 @@ function strings(value: unknown): string[] {
 }
 
 /** A card's own id: the payload's, else one made from the row's seq. */
-export function cardId(row: IJournalRow, key: 'tid' | 'approval_id' | 'clarify_id'): string {
+export function cardId(row: IJournalRow, key: 'tid' | 'approval_id' | 'clarify_id' | 'proposal_id'): string {
   return text(row.payload[key]) || `journal-${row.seq}`;
 }
 
@@ -90,6 +91,25 @@ export function clarifyRow(runId: string, row: IJournalRow): IClarifyRow {
     choices: strings(row.payload.choices),
     status: 'pending',
     answer: null
+  };
+}
+
+const ACTIONS: ReadonlySet<unknown> = new Set(['insert_below', 'insert_end', 'replace']);
+
+/** A proposed cell as the journal has it: always pending (the server keeps the decision apart). */
+export function proposalRow(runId: string, row: IJournalRow): IProposalRow {
+  const p = row.payload;
+  const id = cardId(row, 'proposal_id');
+  return {
+    kind: 'proposal',
+    id: `${runId}:proposal:${id}`,
+    proposal_id: id,
+    action: ACTIONS.has(p.action) ? (p.action as IProposalRow['action']) : 'insert_end',
+    cell_id: text(p.cell_id),
+    cell_type: p.cell_type === 'markdown' ? 'markdown' : 'code',
+    source: text(p.source) || '',
+    old_source: text(p.old_source),
+    status: 'pending'
   };
 }
 

@@ -110,6 +110,19 @@ export function messageRows(message: IMessageRow, id: string): DisplayRow[] {
 function cardRow(card: IToolCallRow, id: string): TranscriptRow {
   const tid = card.tid ?? id;
   const resolved = card.done !== false ? 'resolved' : 'pending';
+  if (card.kind === 'proposal') {
+    return {
+      kind: 'proposal',
+      id: `${runOf(card) ?? id}:proposal:${tid}`,
+      proposal_id: tid,
+      action: card.action ?? 'insert_end',
+      cell_id: card.cell_id ?? null,
+      cell_type: card.cell_type === 'markdown' ? 'markdown' : 'code',
+      source: card.source ?? '',
+      old_source: card.old_source ?? null,
+      status: card.status ?? 'pending'
+    };
+  }
   if (card.kind === 'plan') {
     return { kind: 'plan', id, items: card.items ?? [] };
   }

@@ -9,7 +9,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesClient } from '../api/client';
 import { IPlainError, plainError } from '../api/plain-errors';
-import { ISessionSummary } from '../api/contract';
+import { IAttachment, ISessionSummary } from '../api/contract';
 import { SessionPages } from './session-pages';
 
 const SELECTED_KEY = 'hermes-jupyter:selected-session';
@@ -198,12 +198,13 @@ export class SessionsModel implements IDisposable {
    * `message` in `POST sessions`; on older ones, create then start, and delete
    * the session again if the turn cannot start (a failed send leaves nothing behind).
    */
-  async createWithFirstTurn(message: string): Promise<{ sessionId: string; runId: string }> {
-    const session = await this.client.createSession({ message });
+  async createWithFirstTurn(message: string, attachments: IAttachment[] = []): Promise<{ sessionId: string; runId: string }> {
+    // The one-step create takes no attachments: with some, create first, then start the turn.
+    const session = await this.client.createSession(attachments.length ? {} : { message });
     let runId = typeof session.run_id === 'string' ? session.run_id : '';
     if (!runId) {
       try {
-        runId = (await this.client.startRun(session.session_id, message)).run_id;
+        runId = (await this.client.startRun(session.session_id, message, 'queue', attachments)).run_id;
       } catch (error) {
         await this.client.deleteSession(session.session_id).catch(() => undefined);
         throw error;

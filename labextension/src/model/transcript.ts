@@ -10,7 +10,7 @@
  * replays and reconnects cannot duplicate text. A changed row is a new object.
  */
 import { EVENTS, IJournalRow, IRunInfo, ISettledMessage, RunStatus, isFinalStatus } from '../api/contract';
-import { IApprovalRow, IClarifyRow, IToolRow, TranscriptRow } from '../api/rows';
+import { IApprovalRow, IClarifyRow, IProposalRow, IToolRow, TranscriptRow } from '../api/rows';
 import * as make from './fold-rows';
 
 /** How the end of a run answers an approval nobody answered (the schema pins these words). */
@@ -130,6 +130,10 @@ export class LiveTranscript {
         return this._once(make.usageRow(this.runId, p));
       case EVENTS.status:
         return make.text(p.text)?.trim() ? this._add(make.noteRow(this.runId, row, 'status', make.text(p.text)!)) : undefined;
+      case EVENTS.proposal: {
+        const id = make.cardId(row, 'proposal_id');
+        return this._proposals.has(id) ? undefined : this._addCard(this._proposals, id, make.proposalRow(this.runId, row));
+      }
       case EVENTS.compaction:
         return this._add({ ...make.noteRow(this.runId, row, 'compaction', make.text(p.text) ?? ''), level: 'info' });
     }
@@ -280,6 +284,7 @@ export class LiveTranscript {
   private _tools = new Map<string, IToolRow>();
   private _approvals = new Map<string, IApprovalRow>();
   private _clarifies = new Map<string, IClarifyRow>();
+  private _proposals = new Map<string, IProposalRow>();
   private _snapshot: readonly TranscriptRow[] | null = null;
   private _version = 0;
   private _lastSeq = 0;

@@ -20,6 +20,7 @@ import { ActiveNotebook } from '../model/active-notebook';
 import { ChatModel } from '../model/chat';
 import { followSessionRuns } from '../model/follow-session';
 import { SessionsModel } from '../model/sessions';
+import { IHermesChat } from '../tokens';
 import { SidebarPanel } from '../widgets/sidebar-panel';
 
 export namespace CommandIDs {
@@ -27,10 +28,11 @@ export namespace CommandIDs {
   export const newSession = 'hermes-jupyter:new-session';
 }
 
-export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
+export const sidebarPlugin: JupyterFrontEndPlugin<IHermesChat> = {
   id: 'hermes-jupyter:sidebar',
   description: 'The Hermes chat sidebar.',
   autoStart: true,
+  provides: IHermesChat,
   requires: [IRenderMimeRegistry],
   optional: [ILayoutRestorer, ICommandPalette, INotebookTracker],
   activate: (
@@ -39,12 +41,12 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     restorer: ILayoutRestorer | null,
     palette: ICommandPalette | null,
     notebooks: INotebookTracker | null
-  ) => {
+  ): IHermesChat => {
     const client = new HermesClient(app.serviceManager.serverSettings);
     const sessions = new SessionsModel(client);
     const chat = new ChatModel({
       client,
-      createWithFirstTurn: message => sessions.createWithFirstTurn(message),
+      createWithFirstTurn: (message, attachments) => sessions.createWithFirstTurn(message, attachments),
       onActivity: () => sessions.refreshSoon()
     });
     sessions.selectionChanged.connect((_, sid) => void chat.open(sid));
@@ -78,6 +80,7 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     for (const command of [CommandIDs.open, CommandIDs.newSession]) {
       palette?.addItem({ command, category: 'Hermes' });
     }
+    return { chat, client, show };
   }
 };
 

@@ -4,11 +4,15 @@
  */
 import React from 'react';
 
+import type { IProposalActions } from './proposal-actions';
+
 export interface ICardActions {
   answerApproval?: (approvalId: string, choice: string) => Promise<unknown>;
   answerClarify?: (clarifyId: string, answer: string) => Promise<unknown>;
   /** Continue the session's last interrupted or stopped answer (shown on a `continuable` marker). */
   continueTurn?: () => Promise<unknown>;
+  /** Set by the proposals plugin when it loads (it needs the notebook tracker). */
+  proposals?: IProposalActions;
 }
 
 export const CardActions = React.createContext<ICardActions>({});

@@ -9,6 +9,8 @@
 import React, { useRef, useState } from 'react';
 
 import type { SendMode } from '../../api/contract';
+import type { AttachmentsModel } from '../../model/attachments';
+import { AttachmentChips } from './attachment-chips';
 import { PromptHistory } from './history';
 
 export interface IComposerProps {
@@ -23,6 +25,8 @@ export interface IComposerProps {
   onStop: () => void;
   onRetry: () => void;
   onUndo: () => void;
+  /** What the next message carries (chips above the box). */
+  attachments?: AttachmentsModel;
 }
 
 export function Composer(props: IComposerProps): JSX.Element {
@@ -71,6 +75,7 @@ export function Composer(props: IComposerProps): JSX.Element {
 
   return (
     <div className="jp-HermesComposer">
+      {props.attachments && <AttachmentChips model={props.attachments} disabled={sending} />}
       <textarea
         className="jp-HermesComposer-input"
         data-testid="hermes-composer"

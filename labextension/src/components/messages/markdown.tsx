@@ -13,6 +13,8 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import React, { useEffect, useRef } from 'react';
 
+import { addCodeActions } from './code-actions';
+
 /** Minimum time between two renders of a streaming text, in ms. */
 const STREAM_RENDER_INTERVAL_MS = 80;
 /** Text that may hold TeX: `$…$`, `$$…$$`, `\(…\)`, `\[…\]` or an environment. */
@@ -77,6 +79,7 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
           widget.node.textContent = value;
         }
         focusableCode(widget.node);
+        addCodeActions(widget.node);
         await typeset(rendermime, widget, value, () => renderer.current === widget);
         if (streamingRef.current) {
           await new Promise(resolve => setTimeout(resolve, STREAM_RENDER_INTERVAL_MS));

@@ -11,7 +11,9 @@ import { ClarifyCard } from '../cards/clarify-card';
 import { Marker } from '../cards/marker';
 import { Note, UsageFooter } from '../cards/notes';
 import { PlanChecklist } from '../cards/plan';
+import { ProposalCard } from '../cards/proposal-card';
 import { ToolCard } from '../cards/tool-card';
+import { attachmentTitle } from '../../model/attachments';
 import { Markdown } from './markdown';
 import { Reasoning } from './reasoning';
 
@@ -39,6 +41,8 @@ export const MessageRow = React.memo(function MessageRow(props: IMessageRowProps
       return <ClarifyCard row={row} />;
     case 'plan':
       return <PlanChecklist row={row} />;
+    case 'proposal':
+      return <ProposalCard row={row} />;
     case 'usage':
       return <UsageFooter row={row} />;
     case 'note':
@@ -63,7 +67,9 @@ function UserMessage(props: { row: IUserRow }): JSX.Element {
       {row.attachments && row.attachments.length > 0 && (
         <ul className="jp-HermesAttachments" data-testid="hermes-attachments">
           {row.attachments.map((a, i) => (
-            <li key={i}>{String(a.name ?? a.path ?? 'attachment')}</li>
+            <li key={i} data-kind={String(a.kind)} title={typeof a.text === 'string' ? a.text.slice(0, 400) : undefined}>
+              {attachmentTitle(a)}
+            </li>
           ))}
         </ul>
       )}

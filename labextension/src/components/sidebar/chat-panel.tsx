@@ -99,6 +99,7 @@ export function ChatPanel(props: {
         onStop={() => void model.stop()}
         onRetry={() => void model.retry()}
         onUndo={() => void model.undo()}
+        attachments={model.attachments}
       />
       <AllowedAlways client={model.client} />
     </div>

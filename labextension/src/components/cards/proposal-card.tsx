@@ -1,0 +1,125 @@
+/**
+ * A proposed cell: what would change (a diff for a replacement, the new source
+ * for an insert), where, and Accept / Reject. The same view is shown in the
+ * sidebar and, while its notebook is open, next to the target cell.
+ */
+import React, { useState } from 'react';
+
+import type { IProposalRow, ProposalStatus } from '../../api/rows';
+import { lineDiff } from '../../model/line-diff';
+import { useSignal } from '../use-signal';
+import { CardActions } from './card-actions';
+import type { IProposalActions } from './proposal-actions';
+
+const STATUS_WORDS: { [status in ProposalStatus]: string } = {
+  pending: 'Waiting for your decision.',
+  accepted: 'Accepted: the cell is in the notebook (not run).',
+  rejected: 'Rejected: the notebook was left as it was.'
+};
+
+export function proposalWhere(row: IProposalRow): string {
+  const kind = row.cell_type === 'markdown' ? 'markdown cell' : 'code cell';
+  if (row.action === 'replace') {
+    return `New source for a ${kind}`;
+  }
+  return row.action === 'insert_below' ? `New ${kind} below the cell` : `New ${kind} at the end`;
+}
+
+/** The sidebar's card: actions come from the card context (the proposals plugin). */
+export const ProposalCard = React.memo(function ProposalCard(props: { row: IProposalRow }): JSX.Element {
+  const { proposals } = React.useContext(CardActions);
+  return <ProposalView row={props.row} actions={proposals ?? null} />;
+});
+
+export function ProposalView(props: { row: IProposalRow; actions: IProposalActions | null; inline?: boolean }): JSX.Element {
+  const { row, actions, inline } = props;
+  useSignal(actions?.changed ?? null);
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<string | null>(null);
+  const status = actions ? actions.statusOf(row) : row.status;
+  const target = actions?.targetOf(row) ?? null;
+  const decide = async (how: 'accept' | 'reject') => {
+    if (!actions) {
+      return;
+    }
+    setBusy(true);
+    setProblem(null);
+    try {
+      await (how === 'accept' ? actions.accept(row) : actions.reject(row));
+    } catch (error) {
+      setProblem(error instanceof Error ? error.message : String(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div
+      className="jp-HermesProposal"
+      data-testid={inline ? 'hermes-proposal-inline' : 'hermes-proposal-card'}
+      data-proposal-id={row.proposal_id}
+      data-state={status}
+      data-row-id={row.id}
+    >
+      <div className="jp-HermesProposal-head">
+        <span className="jp-HermesProposal-title">Hermes proposes: {proposalWhere(row)}</span>
+      </div>
+      <ProposalPreview row={row} />
+      {status === 'pending' ? (
+        <div className="jp-HermesProposal-actions">
+          <button
+            className="jp-Button jp-mod-accept jp-mod-styled"
+            data-testid="hermes-proposal-accept"
+            disabled={busy || !actions || !target}
+            title={target ? `Put this cell into ${target}; it is not run` : 'Open the notebook to accept this cell'}
+            aria-label={`Accept the proposed cell${target ? ` into ${target}` : ''}`}
+            onClick={() => void decide('accept')}
+          >
+            Accept
+          </button>
+          <button
+            className="jp-Button jp-mod-reject jp-mod-styled"
+            data-testid="hermes-proposal-reject"
+            disabled={busy || !actions}
+            onClick={() => void decide('reject')}
+          >
+            Reject
+          </button>
+          {!target && !inline && (
+            <span className="jp-HermesProposal-hint">
+              {actions ? 'Open the notebook to accept it.' : 'Decide it in the Hermes sidebar.'}
+            </span>
+          )}
+        </div>
+      ) : (
+        <div className="jp-HermesProposal-status" data-testid="hermes-proposal-status">
+          {STATUS_WORDS[status]}
+        </div>
+      )}
+      {problem && (
+        <div className="jp-HermesProposal-problem" role="alert">
+          {problem}
+        </div>
+      )}
+    </div>
+  );
+}
+
+function ProposalPreview(props: { row: IProposalRow }): JSX.Element {
+  const { row } = props;
+  const lines =
+    row.action === 'replace' && row.old_source !== null
+      ? lineDiff(row.old_source, row.source)
+      : row.source.split('\n').map(text => ({ op: 'add' as const, text }));
+  return (
+    <pre className="jp-HermesProposal-diff" data-testid="hermes-proposal-diff" tabIndex={0}>
+      {lines.map((line, i) => (
+        <div key={i} className={`jp-HermesProposal-line jp-mod-${line.op}`}>
+          <span className="jp-HermesProposal-sign" aria-hidden="true">
+            {line.op === 'add' ? '+' : line.op === 'remove' ? '−' : ' '}
+          </span>
+          {line.text}
+        </div>
+      ))}
+    </pre>
+  );
+}

@@ -1,0 +1,152 @@
+/**
+ * Where the composer's attachments come from: the active notebook cell, the text
+ * selected in it, a file from the server (the file dialog), or a kernel variable
+ * (described by the kernel's own inspector: nothing is executed to read it).
+ */
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { InputDialog } from '@jupyterlab/apputils';
+import type { Cell } from '@jupyterlab/cells';
+import { IDocumentManager } from '@jupyterlab/docmanager';
+import { FileDialog } from '@jupyterlab/filebrowser';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+
+import type { AttachmentKind, IAttachment } from '../api/contract';
+import type { IAttachmentSources } from '../model/attachments';
+import { IHermesChat } from '../tokens';
+
+export const notebookContextPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'hermes-jupyter:notebook-context',
+  description: 'Attach the active cell, a selection, a file or a variable to a Hermes message.',
+  autoStart: true,
+  requires: [IHermesChat, INotebookTracker],
+  optional: [IDocumentManager],
+  activate: (app: JupyterFrontEnd, hermes: IHermesChat, tracker: INotebookTracker, docs: IDocumentManager | null) => {
+    hermes.chat.attachments.setSources(new NotebookSources(app, tracker, docs));
+  }
+};
+
+const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
+
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, '');
+}
+
+/** "In [3]" for an executed code cell, else "#4" (its position). */
+export function cellLabel(panel: NotebookPanel, cell: Cell): string {
+  const count = cell.model.type === 'code' ? (cell.model as { executionCount?: number | null }).executionCount : null;
+  return typeof count === 'number' ? `In [${count}]` : `#${panel.content.widgets.indexOf(cell) + 1}`;
+}
+
+/** The active cell's source as an attachment (with its error output, when asked). */
+export function cellAttachment(panel: NotebookPanel, cell: Cell, output?: string): IAttachment {
+  const language = cell.model.type === 'code' ? kernelLanguage(panel) : cell.model.type;
+  const item: IAttachment = {
+    kind: 'cell',
+    label: cellLabel(panel, cell),
+    text: cell.model.sharedModel.getSource(),
+    path: panel.context.path,
+    cell_id: cell.model.id,
+    language
+  };
+  return output ? { ...item, output } : item;
+}
+
+/** The notebook's language (for the fence), when its kernel has said which. */
+function kernelLanguage(panel: NotebookPanel): string | undefined {
+  const info = panel.content.model?.getMetadata('language_info') as { name?: string } | undefined;
+  return info?.name || undefined;
+}
+
+class NotebookSources implements IAttachmentSources {
+  constructor(
+    private _app: JupyterFrontEnd,
+    private _tracker: INotebookTracker,
+    private _docs: IDocumentManager | null
+  ) {}
+
+  available(): AttachmentKind[] {
+    const kinds: AttachmentKind[] = this._docs ? ['file'] : [];
+    const panel = this._tracker.currentWidget;
+    if (panel) {
+      kinds.push('cell', 'selection');
+      if (panel.sessionContext.session?.kernel) {
+        kinds.push('variable');
+      }
+    }
+    return kinds;
+  }
+
+  async pick(kind: AttachmentKind): Promise<IAttachment | null> {
+    const panel = this._tracker.currentWidget;
+    const cell = this._tracker.activeCell;
+    switch (kind) {
+      case 'cell':
+        return panel && cell ? cellAttachment(panel, cell) : null;
+      case 'selection':
+        return panel && cell ? selection(panel, cell) : null;
+      case 'file':
+        return this._file();
+      case 'variable':
+        return panel ? variable(panel) : null;
+    }
+  }
+
+  private async _file(): Promise<IAttachment | null> {
+    if (!this._docs) {
+      return null;
+    }
+    const result = await FileDialog.getOpenFiles({ manager: this._docs, title: 'Attach a file to the message' });
+    const chosen = result.button.accept ? result.value?.find(item => item.type !== 'directory') : undefined;
+    if (!chosen) {
+      return null;
+    }
+    const model = await this._app.serviceManager.contents.get(chosen.path, { type: 'file', format: 'text', content: true });
+    if (typeof model.content !== 'string') {
+      return null;
+    }
+    return { kind: 'file', label: chosen.name, text: model.content, path: chosen.path };
+  }
+}
+
+function selection(panel: NotebookPanel, cell: Cell): IAttachment | null {
+  const editor = cell.editor;
+  if (!editor) {
+    return null;
+  }
+  const range = editor.getSelection();
+  const start = editor.getOffsetAt(range.start);
+  const end = editor.getOffsetAt(range.end);
+  const text = cell.model.sharedModel.getSource().slice(Math.min(start, end), Math.max(start, end));
+  if (!text.trim()) {
+    return null;
+  }
+  const lines = text.split('\n').length;
+  return {
+    kind: 'selection',
+    label: `${lines} line${lines === 1 ? '' : 's'} of ${cellLabel(panel, cell)}`,
+    text,
+    path: panel.context.path,
+    cell_id: cell.model.id,
+    language: cell.model.type === 'code' ? kernelLanguage(panel) : undefined
+  };
+}
+
+/** A variable as the kernel's inspector describes it (type, value, length, docstring). */
+async function variable(panel: NotebookPanel): Promise<IAttachment | null> {
+  const kernel = panel.sessionContext.session?.kernel;
+  if (!kernel) {
+    return null;
+  }
+  const asked = await InputDialog.getText({ title: 'Attach a variable', label: 'Variable name (as in the notebook)' });
+  const name = asked.button.accept ? (asked.value ?? '').trim() : '';
+  if (!/^[A-Za-z_][\w.]*$/.test(name)) {
+    return null;
+  }
+  const reply = await kernel.requestInspect({ code: name, cursor_pos: name.length, detail_level: 0 });
+  const content = reply.content;
+  if (content.status !== 'ok' || !content.found) {
+    return null;
+  }
+  const plain = content.data['text/plain'];
+  return { kind: 'variable', label: name, text: stripAnsi(typeof plain === 'string' ? plain : ''), path: panel.context.path };
+}
