@@ -12,6 +12,7 @@ from ..liveness import LiveRuns
 from ..recovery import Recovery
 from ..runs.manager import RunManager
 from ..store import SessionStore
+from .rooms import SharedNotebooks
 
 
 @dataclass
@@ -28,3 +29,5 @@ class HermesServices:
     allowed_backends: list[str] = field(default_factory=list)
     default_backend: str = "demo"
     max_body_bytes: int = 1 << 20
+    #: The collaboration rooms (jupyter-collaboration), when the server has them.
+    rooms: SharedNotebooks | None = None
