@@ -12,11 +12,13 @@ import {
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { PageConfig } from '@jupyterlab/coreutils';
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { HermesClient } from '../api/client';
 import { ChatModel } from '../model/chat';
 import { followSessionRuns } from '../model/follow-session';
+import { followNotebookSession } from '../model/notebook-session';
 import { SessionsModel } from '../model/sessions';
 import { SidebarPanel } from '../widgets/sidebar-panel';
 
@@ -30,12 +32,13 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
   description: 'The Hermes chat sidebar.',
   autoStart: true,
   requires: [IRenderMimeRegistry],
-  optional: [ILayoutRestorer, ICommandPalette],
+  optional: [ILayoutRestorer, ICommandPalette, INotebookTracker],
   activate: (
     app: JupyterFrontEnd,
     rendermime: IRenderMimeRegistry,
     restorer: ILayoutRestorer | null,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    notebooks: INotebookTracker | null
   ) => {
     const client = new HermesClient(app.serviceManager.serverSettings);
     const sessions = new SessionsModel(client);
@@ -47,6 +50,10 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     sessions.selectionChanged.connect((_, sid) => void chat.open(sid));
     void chat.open(sessions.selectedId);
     followSessionRuns(sessions, chat);
+    if (notebooks) {
+      const follow = followNotebookSession(sessions, () => notebooks.currentWidget?.context.localPath ?? null);
+      notebooks.currentChanged.connect(follow);
+    }
 
     const panel = new SidebarPanel(sessions, chat, rendermime);
     app.shell.add(panel, 'left', { rank: 900 });
