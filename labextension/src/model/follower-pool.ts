@@ -18,6 +18,8 @@ interface IEntry {
   follower: RunFollower;
   users: number;
   timer: ReturnType<typeof setTimeout> | null;
+  /** The last view's markup, painted by the next view until it has rendered itself. */
+  view: string | null;
 }
 
 export class FollowerPool {
@@ -39,9 +41,22 @@ export class FollowerPool {
     }
     entry?.follower.dispose();
     const follower = new RunFollower({ client: this._client, runId, live });
-    this._entries.set(runId, { follower, users: 1, timer: null });
+    this._entries.set(runId, { follower, users: 1, timer: null, view: null });
     void follower.start();
     return follower;
+  }
+
+  /** Keep what a view of the run shows (its own sanitised markup) for the next view of that run. */
+  rememberView(runId: string, markup: string): void {
+    const entry = this._entries.get(runId);
+    if (entry && markup) {
+      entry.view = markup;
+    }
+  }
+
+  /** The last view's markup of a run, or null. */
+  lastView(runId: string): string | null {
+    return this._entries.get(runId)?.view ?? null;
   }
 
   /** One view stopped using the follower; it is disposed once unused for a while. */

@@ -56,7 +56,14 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
     if (!payload) {
       this._setFollower(null);
     } else if (this._follower?.runId !== payload.run_id) {
-      const follower = this._options.followers.acquire(payload.run_id, !isFinalStatus(payload.status));
+      const followers = this._options.followers;
+      const follower = followers.acquire(payload.run_id, !isFinalStatus(payload.status));
+      const last = followers.lastView(payload.run_id);
+      if (last !== null && !this.node.hasChildNodes()) {
+        // The same run's view, replaced a moment ago: show it until React has rendered this one,
+        // so the cells below do not jump and the text never looks shorter.
+        this.node.innerHTML = last;
+      }
       this._setFollower(follower);
       follower.changed.connect(this._onFollowerChanged, this);
       this._onFollowerChanged(follower); // a shared follower may have ended already
@@ -65,6 +72,9 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
   }
 
   dispose(): void {
+    if (this._follower && !this.isDisposed) {
+      this._options.followers.rememberView(this._follower.runId, this.node.innerHTML);
+    }
     this._setFollower(null);
     super.dispose();
   }
