@@ -15,7 +15,7 @@ import { HermesClient } from '../api/client';
 import { RUN_MIME_TYPE } from '../api/contract';
 import { FollowerPool } from '../model/follower-pool';
 import { ServerRecovery } from '../model/server-recovery';
-import { sharedNotebookPath } from '../model/shared-notebook';
+import { collaborationOn } from '../model/shared-notebook';
 import { RunOutputRenderer } from '../widgets/run-output';
 
 /** Our rank: below (preferred to) the ipywidgets view's -10. */
@@ -43,7 +43,8 @@ export const runRendererPlugin: JupyterFrontEndPlugin<void> = {
         model.dirty = true;
       }
     };
-    const sharedPath = (renderer: RunOutputRenderer) => sharedNotebookPath(panelOf(renderer));
+    const notebookPath = (renderer: RunOutputRenderer) => panelOf(renderer)?.context.localPath ?? null;
+    const shared = () => collaborationOn(tracker);
     const factory: IRenderMime.IRendererFactory = {
       safe: true,
       mimeTypes: [RUN_MIME_TYPE],
@@ -54,7 +55,8 @@ export const runRendererPlugin: JupyterFrontEndPlugin<void> = {
           rendermime,
           followers,
           recovery,
-          sharedPath,
+          shared,
+          notebookPath,
           onFinalWritten: markDirty
         })
     };

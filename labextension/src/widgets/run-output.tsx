@@ -35,8 +35,10 @@ export interface IRunOutputOptions {
   rendermime: IRenderMimeRegistry;
   followers: FollowerPool;
   recovery: ServerRecovery;
-  /** The notebook's path when this output is in a notebook shared under real-time collaboration, else null. */
-  sharedPath?: (renderer: RunOutputRenderer) => string | null;
+  /** Real-time collaboration is on in this page: outputs are finished by the kernel or the server only. */
+  shared?: () => boolean;
+  /** The server-relative path of the notebook holding this output (null while unknown, e.g. not attached). */
+  notebookPath?: (renderer: RunOutputRenderer) => string | null;
   /** Called after the final bundle was written into the model. */
   onFinalWritten?: (renderer: RunOutputRenderer) => void;
 }
@@ -106,11 +108,12 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
     if (!unfinished() || !isFinalStatus(follower.status)) {
       return;
     }
-    const shared = this._options.sharedPath?.(this) ?? null;
-    if (shared !== null) {
+    if (this._options.shared?.() === true) {
+      // Shared notebook: never write here (a second writer duplicates the output in the room).
       await new Promise(resolve => setTimeout(resolve, SHARED_WRITER_WAIT_MS));
-      if (!this.isDisposed && follower === this._follower && unfinished()) {
-        await this._options.recovery.request(shared);
+      const path = this._options.notebookPath?.(this) ?? null;
+      if (path !== null && !this.isDisposed && follower === this._follower && unfinished()) {
+        await this._options.recovery.request(path);
       }
       return;
     }

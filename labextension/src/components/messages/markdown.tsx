@@ -23,14 +23,25 @@ const STREAM_RENDER_INTERVAL_MS = 80;
 const MATH = /\$|\\\(|\\\[|\\begin\{/;
 /** Rows whose last rendering is kept for a view created again. */
 const CACHED_ROWS = 64;
-const lastRendered = new Map<string, string>();
+const lastRendered = new Map<string, { text: string; html: string }>();
 
-function remember(key: string, html: string): void {
+/** Keep the longest rendering of a growing text: two views of one row (cell and sidebar) render at their own pace. */
+function remember(key: string, text: string, html: string): void {
+  const kept = lastRendered.get(key);
+  if (kept && kept.text.length > text.length && kept.text.startsWith(text)) {
+    return;
+  }
   lastRendered.delete(key);
-  lastRendered.set(key, html);
+  lastRendered.set(key, { text, html });
   if (lastRendered.size > CACHED_ROWS) {
     lastRendered.delete(lastRendered.keys().next().value as string);
   }
+}
+
+/** A kept rendering of `text` so far (never one of a longer or another text). */
+function recall(key: string | undefined, text: string): string | null {
+  const kept = key === undefined ? undefined : lastRendered.get(key);
+  return kept && text.startsWith(kept.text) ? kept.html : null;
 }
 
 export interface IMarkdownProps {
@@ -64,8 +75,8 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
   useLayoutEffect(() => {
     const widget = rendermime.createRenderer('text/markdown');
     renderer.current = widget;
-    const cached = cacheKey === undefined ? undefined : lastRendered.get(cacheKey);
-    if (cached !== undefined) {
+    const cached = recall(cacheKey, text);
+    if (cached !== null) {
       widget.node.innerHTML = cached; // our own sanitised rendering of this row, moments ago
     }
     host.current?.appendChild(widget.node);
@@ -101,7 +112,7 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
         focusableCode(widget.node);
         await typeset(rendermime, widget, value, () => renderer.current === widget);
         if (cacheKey !== undefined && renderer.current === widget) {
-          remember(cacheKey, widget.node.innerHTML);
+          remember(cacheKey, value, widget.node.innerHTML);
         }
         if (streamingRef.current) {
           await new Promise(resolve => setTimeout(resolve, STREAM_RENDER_INTERVAL_MS));
