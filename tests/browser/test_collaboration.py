@@ -99,9 +99,20 @@ def wait_saved(server: JupyterServerProcess, name: str, status: str, timeout_s: 
         time.sleep(0.2)
 
 
-def open_both(a: LabPage, b: LabPage, name: str) -> None:
-    a.open_notebook(name)
-    b.open_notebook(name)
+def open_both(a: LabPage, b: LabPage, name: str, collaboration: bool) -> None:
+    """Both browsers on the notebook; its model is the room's shared document exactly when collaboration is on."""
+    for lab in (a, b):
+        lab.open_notebook(name)
+        shared = lab.page.evaluate("window.jupyterapp.shell.currentWidget.context.model.collaborative")
+        assert shared is collaboration
+
+
+def run_sockets(lab: LabPage, run_id: str) -> int:
+    """How many WebSockets the page opened on the run's stream."""
+    return int(lab.page.evaluate(
+        "(id) => (window.__hermesSockets || []).filter(ws => ws.url.includes('/hermes/api/runs/' + id + '/')).length",
+        run_id,
+    ))
 
 
 def save_and_count(a: LabPage, b: LabPage, name: str, status: str, collaboration: bool) -> tuple[int, int, int]:
@@ -132,7 +143,7 @@ def test_a_finished_run_leaves_one_output_everywhere(team: tuple[LabPage, LabPag
     a, b, collaboration = team
     name = "team-finish.ipynb"
     write_notebook(a.server, name, "count to 300")
-    open_both(a, b, name)
+    open_both(a, b, name, collaboration)
     b.page.evaluate(_RECORD_RUN_VIEW_JS)
     a.page.evaluate(_RECORD_RUN_VIEW_JS)
     a.run_all_cells()
@@ -155,13 +166,17 @@ def test_a_finished_run_leaves_one_output_everywhere(team: tuple[LabPage, LabPag
     assert dict(output["data"]) == a.server.get(f"runs/{run['run_id']}/bundle").json()
     assert output["data"]["text/markdown"].startswith(counting(300))
     assert b.run_output_text() == counting(300)
+    if collaboration:  # one stream for the cell's views, one for the sidebar: not one per display update
+        sockets = run_sockets(b, run["run_id"])
+        print(f"[collaboration] B opened {sockets} WebSockets on the run")
+        assert sockets <= 2
 
 
 def test_a_kernel_restart_mid_stream_leaves_one_interrupted_output(team: tuple[LabPage, LabPage, bool]) -> None:
     a, b, collaboration = team
     name = "team-restart.ipynb"
     write_notebook(a.server, name, "count to 2000")
-    open_both(a, b, name)
+    open_both(a, b, name, collaboration)
     a.run_all_cells()
     a.wait_run_output_streaming(tokens=30)
     if collaboration:
@@ -207,7 +222,7 @@ def test_server_side_recovery_with_the_notebook_open_keeps_collaborators_edits(
     nb.cells = [typing, cell]
     nbformat.write(nb, server.notebooks / name)
 
-    open_both(a, b, name)
+    open_both(a, b, name, collaboration)
     a.page.click(".jp-Cell:first-child .jp-InputArea-editor")
     a.page.keyboard.press("End")
     a.page.keyboard.type(" typed meanwhile", delay=20)
