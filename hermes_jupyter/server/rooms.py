@@ -16,12 +16,14 @@ import asyncio
 import logging
 import time
 from collections import defaultdict
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..journal import Journals
 from ..notebook.outputs import MimeBundle, run_ref_of
-from ..notebook.recover import IsLive, VerdictOf, recovered_bundle
 from ..notebook.shared import replace_by_run, unfinished
+
+if TYPE_CHECKING:
+    from ..notebook.recover import IsLive, VerdictOf
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +92,8 @@ def _bundles(
     outputs: list[dict[str, Any]], journals: Journals, is_live: IsLive, verdict_of: VerdictOf,
 ) -> dict[str, tuple[str, MimeBundle]]:
     """run_id → (session_id, bundle) of the settled runs among `outputs` (live ones stay their follower's)."""
+    from ..notebook.recover import recovered_bundle  # nbformat is only needed here
+
     found: dict[str, tuple[str, MimeBundle]] = {}
     for output in outputs:
         ref = run_ref_of(output)
