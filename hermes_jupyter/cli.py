@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_core.application import JupyterApp
 from traitlets import Bool, Float, Int, Unicode
@@ -19,6 +19,9 @@ from traitlets import Bool, Float, Int, Unicode
 from . import __version__
 from .paths import default_state_dir
 from .retention import RetentionPolicy
+
+if TYPE_CHECKING:
+    from .kernel.client import ServerInfo
 
 _STATE_DIR_HELP = (
     "The hermes-jupyter state directory (default: $HERMES_JUPYTER_STATE_DIR, else $HERMES_HOME/jupyter, "
@@ -43,7 +46,9 @@ class RecoverApp(_StateDirApp):
         "Rewrite, from the run journals, every hermes cell output of the given notebooks whose run "
         "status is not final (a run cut off by a kernel restart gets its partial output and the "
         "interrupted marker; one that completed while no kernel listened gets its full answer). "
-        "Every other cell is left untouched."
+        "Every other cell is left untouched. A notebook that a running Jupyter server serves is "
+        "recovered by that server (through its collaboration room when one holds the notebook), "
+        "or left untouched with the server's reason."
     )
     examples = "jupyter hermes recover analysis.ipynb --state-dir ~/.hermes/jupyter"
     aliases = {"state-dir": "RecoverApp.state_dir"}
@@ -51,6 +56,7 @@ class RecoverApp(_StateDirApp):
     def start(self) -> None:
         from nbformat import ValidationError
 
+        from .notebook.defer import serving
         from .notebook.recover import recover_notebook_file  # nbformat is only needed here
 
         if not self.extra_args:
@@ -59,15 +65,34 @@ class RecoverApp(_StateDirApp):
         state_dir = self.resolved_state_dir()
         failed = False
         for name in self.extra_args:
+            found = serving(Path(name)) if Path(name).is_file() else None
+            if found is not None:  # a server may hold it in a room or a browser: it decides (notebook/defer.py)
+                failed = not self._recover_through(name, *found) or failed
+                continue
             try:
                 cells = recover_notebook_file(name, state_dir)
             except (OSError, ValueError, ValidationError) as exc:  # unreadable, not JSON, invalid notebook
                 self.log.error("%s: %s", name, exc)
                 failed = True
                 continue
-            print(f"{name}: {cells} cell{'s' if cells != 1 else ''} recovered")
+            print(f"{name}: {_cells(cells)} recovered")
         if failed:
             self.exit(1)
+
+    def _recover_through(self, name: str, server: ServerInfo, api_path: str) -> bool:
+        from .notebook.defer import recover_through_server
+
+        done = recover_through_server(server, api_path)
+        if done.refused is not None:
+            self.log.error("%s: %s", name, done.refused)
+            return False
+        where = "in its collaboration room" if done.shared else "in the file"
+        print(f"{name}: {_cells(done.cells)} recovered by the running Jupyter server at {done.url} ({where})")
+        return True
+
+
+def _cells(n: int) -> str:
+    return f"{n} cell{'s' if n != 1 else ''}"
 
 
 #: Rows per page when `jupyter hermes sessions` walks the listing.

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
+import httpx
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from .client import HermesApiError, HermesClient, RunStream, ServerInfo, StreamLost, find_server
@@ -365,22 +366,21 @@ class HermesMagics(Magics):
                 break
             cell.feed(rows)
             wait_s = max(0.01, cell.tick())
-        self._finish(cell)
+        cell.finish(bundle=self._server_bundle(cell))
 
-    def _finish(self, cell: LiveCell) -> None:
-        """End the cell with its static bundle: the kernel's own render of the rows (the same rows and
-        renderer as the server's bundle route: the same bytes), or the server's bundle when the run has no
-        terminal row (its verdict) or continues another (the whole answer, every part)."""
-        if cell.output.terminal is None:
-            cell.finish(bundle=self.client.bundle(cell.output.run_id))
-        elif not cell.output.continues:
-            cell.finish()
-        else:
-            try:
-                bundle = self.client.bundle(cell.output.run_id)
-            except Exception:  # noqa: BLE001 - without the server's bundle the cell keeps this part's own render
-                bundle = None
-            cell.finish(bundle=bundle)
+    def _server_bundle(self, cell: LiveCell) -> dict[str, Any] | None:
+        """The server's bundle (GET runs/{id}/bundle): byte for byte what the browsers and recovery write.
+
+        The kernel's display is the one writer of a run it follows; with collaboration on, any
+        other bundle in the same output would count as a second edit. Without an answer and with
+        the terminal row, the same rows through the same renderer give the same bytes.
+        """
+        try:
+            return self.client.bundle(cell.output.run_id)
+        except (HermesApiError, OSError, httpx.HTTPError):
+            if cell.output.terminal is None:
+                raise
+            return None
 
     def _stop_after_interrupt(self, cell: LiveCell, run_id: str) -> None:
         """■ during a run: the cell ends with the partial output and the server's cancel note, no traceback.
@@ -411,7 +411,7 @@ class HermesMagics(Magics):
                     time.sleep(0.05)
         finally:
             if cell.output.terminal is not None:
-                self._finish(cell)
+                cell.finish(bundle=self._server_bundle(cell))
             else:
                 cell.finish()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, MutableMapping
+from typing import Any, Callable, Mapping, MutableMapping
 
 import nbformat
 
@@ -91,22 +91,36 @@ def recover_notebook(
 
 
 def _recover_output(output: MutableMapping[str, Any], journals: Journals, is_live: IsLive, verdict_of: VerdictOf) -> bool:
-    ref = run_ref_of(output)
-    if ref is None or ref["status"] in FINAL_STATUSES:
-        return False
-    sid, run_id = ref["session_id"], ref["run_id"]
-    if not (is_valid_id(sid) and is_valid_id(run_id)):
-        return False  # a notebook is untrusted input: its ids never reach a path unchecked
-    live = is_live(sid, run_id)  # checked before reading, so a run that just ended has its terminal row
-    try:
-        transcript, bundle = run_bundle(journals, sid, run_id, live=live, verdict_of=verdict_of)
-    except FileNotFoundError:
-        return False  # no journal here (another state dir?): nothing to rebuild from
-    if not transcript.is_final and transcript.last_seq <= ref["seq"]:
+    bundle = recovered_bundle(output, journals, is_live, verdict_of)
+    if bundle is None:
         return False
     output["data"] = nbformat.from_dict(bundle)
     output.setdefault("metadata", nbformat.from_dict({}))
     return True
+
+
+def recovered_bundle(
+    output: Mapping[str, Any], journals: Journals, is_live: IsLive, verdict_of: VerdictOf, *, settled_only: bool = False,
+) -> MimeBundle | None:
+    """The bundle that replaces an unfinished hermes output, or None to leave it as it is.
+
+    With `settled_only` a run without its terminal row or verdict is left to whoever follows
+    it (the kernel's display), which is how a collaboration room's shared document is recovered.
+    """
+    ref = run_ref_of(output)
+    if ref is None or ref["status"] in FINAL_STATUSES:
+        return None
+    sid, run_id = ref["session_id"], ref["run_id"]
+    if not (is_valid_id(sid) and is_valid_id(run_id)):
+        return None  # a notebook is untrusted input: its ids never reach a path unchecked
+    live = is_live(sid, run_id)  # checked before reading, so a run that just ended has its terminal row
+    try:
+        transcript, bundle = run_bundle(journals, sid, run_id, live=live, verdict_of=verdict_of)
+    except FileNotFoundError:
+        return None  # no journal here (another state dir?): nothing to rebuild from
+    if not transcript.is_final and (settled_only or transcript.last_seq <= ref["seq"]):
+        return None
+    return bundle
 
 
 def recover_notebook_file(

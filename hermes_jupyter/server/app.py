@@ -36,6 +36,7 @@ from .handlers import default_handlers
 from .kernel_token import SETTING as KERNEL_TOKEN_SETTING
 from .kernel_token import new_kernel_token
 from .kernels import KernelWatcher
+from .rooms import SharedNotebooks
 from .services import HermesServices
 from .stream import RunStreamHandler
 from .telemetry import Telemetry
@@ -137,7 +138,7 @@ class HermesJupyter(ExtensionApp):
             state_dir=state, store=store, journals=journals, live=live, recovery=recovery, manager=manager,
             root_dir=Path(self.serverapp.root_dir), approvals=approvals, clarify=clarify,
             allowed_backends=list(self.allowed_backends), default_backend=self.backend,
-            max_body_bytes=self.max_request_bytes,
+            max_body_bytes=self.max_request_bytes, rooms=SharedNotebooks(self.serverapp),
         )
         self.settings["hermes"] = self.hermes
         if event_logger is not None:

@@ -32,6 +32,7 @@ from ..transcript.rows import PROPOSAL_DECISIONS
 from .errors import error_body, mapped, user_error
 from .inputs import check_text, parse_count
 from .kernel_token import KernelTokenAuth
+from .rooms import RoomUnavailable
 from .services import HermesServices
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
@@ -356,6 +357,9 @@ class ProposalDecisionHandler(HermesHandler):
 
 
 class NotebookRecoverHandler(HermesHandler):
+    """Rebuild a notebook's unfinished hermes outputs: through its collaboration room when one holds it
+    (`shared: true`), else in the file, unless a kernel session has it open (409, or `force`)."""
+
     auth_resource = "hermes:notebooks"
 
     @web.authenticated
@@ -369,17 +373,39 @@ class NotebookRecoverHandler(HermesHandler):
         full = _confined(self.hermes.root_dir, path)
         if not full.is_file():
             raise FileNotFoundError(f"no notebook at {path}")
+        shared = await self._recover_in_room(full.relative_to(self.hermes.root_dir.resolve()).as_posix())
+        if shared is not None:
+            self.answer({"path": path, "cells_recovered": shared, "shared": True})
+            return
         if body.get("force") is not True and await self._open_in_a_frontend(path):
             raise user_error(
-                409, "This notebook is open with a running kernel: recover it in the browser, where the open "
-                "notebook keeps its unsaved edits, or force the recovery.", f"{path}: pass force=true to recover anyway",
+                409, "This notebook is open with a running kernel, so its file was left untouched: the open "
+                "notebook rebuilds its hermes outputs by itself, save it there. To rewrite the file anyway, "
+                "force the recovery.", f"{path}: pass force=true to recover anyway",
             )
         from ..notebook.recover import recover_notebook_file  # nbformat is only needed here
 
         cells = await self.hermes.manager.offload(
             recover_notebook_file, full, self.hermes.state_dir, verdict_of=self.hermes.recovery.verdict
         )
-        self.answer({"path": path, "cells_recovered": cells})
+        self.answer({"path": path, "cells_recovered": cells, "shared": False})
+
+    async def _recover_in_room(self, api_path: str) -> int | None:
+        """Cells recovered through the room holding the notebook, or None when no room holds it."""
+        rooms = self.hermes.rooms
+        if rooms is None:
+            return None
+        live = self.hermes.live
+        try:
+            return await rooms.recover(
+                api_path, self.hermes.journals, is_live=lambda sid, run_id: live.is_live(run_id),
+                verdict_of=self.hermes.recovery.verdict, offload=self.hermes.manager.offload,
+            )
+        except RoomUnavailable:
+            raise user_error(
+                409, "This notebook is open for real-time collaboration and its shared copy could not be "
+                "reached, so nothing was changed. Try again in a moment.", f"{api_path}: room unavailable",
+            ) from None
 
     async def _open_in_a_frontend(self, path: str) -> bool:
         """A notebook with a live kernel session is open somewhere: its unsaved edits must not be clobbered."""

@@ -13,6 +13,7 @@ from ..recovery import Recovery
 from ..runs.manager import RunManager
 from ..runs.queue import TurnQueue
 from ..store import SessionStore
+from .rooms import SharedNotebooks
 
 
 @dataclass
@@ -29,6 +30,8 @@ class HermesServices:
     allowed_backends: list[str] = field(default_factory=list)
     default_backend: str = "demo"
     max_body_bytes: int = 1 << 20
+    #: The collaboration rooms (jupyter-collaboration), when the server has them.
+    rooms: SharedNotebooks | None = None
     queue: TurnQueue = field(init=False)
 
     def __post_init__(self) -> None:

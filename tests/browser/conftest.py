@@ -9,6 +9,9 @@ Why these choices:
   its own session or notebook); the server-restart scenes kill theirs, so they get their own.
 - JupyterLab gets throwaway settings and workspace dirs, and an `overrides.json` that turns the
   news toast off, so nothing covers the sidebar.
+- Real-time collaboration (jupyter-collaboration, in the test extra) is off unless a test asks
+  for it (`make_lab_server(name, collaboration=True)`): every other scene is about one browser
+  on its own notebook model, and the file it saves.
 
 Without playwright or chromium the browser tests skip with a loud banner; set
 HERMES_JUPYTER_REQUIRE_BROWSER=1 (scripts/test.sh should) to make that a failure.
@@ -77,7 +80,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             terminalreporter.write_line(f"{seconds:6.2f} s  {name}")
 
 
-def lab_server_args(root: Path) -> list[str]:
+def lab_server_args(root: Path, *, collaboration: bool = False) -> list[str]:
     settings = root / "lab-app-settings"
     settings.mkdir(parents=True, exist_ok=True)
     (settings / "overrides.json").write_text(json.dumps(LAB_OVERRIDES), encoding="utf-8")
@@ -93,7 +96,16 @@ def lab_server_args(root: Path) -> list[str]:
         f"--LabApp.app_settings_dir={settings}",
         f"--LabApp.user_settings_dir={root / 'lab-user-settings'}",
         f"--LabApp.workspaces_dir={root / 'lab-workspaces'}",
+        *collaboration_args(collaboration),
     ]
+
+
+def collaboration_args(enabled: bool) -> list[str]:
+    """jupyter-collaboration's own switch (`YDocExtension.disable_rtc`): off, the page gets
+    `disableRTC` and opens notebooks from their files; on, every notebook is a shared room."""
+    if not enabled:
+        return ["--YDocExtension.disable_rtc=True"]
+    return ["--YDocExtension.disable_rtc=False", "--YDocExtension.document_save_delay=0.5"]
 
 
 @pytest.fixture
@@ -128,13 +140,15 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def make_lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], JupyterServerProcess]]:
+def make_lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., JupyterServerProcess]]:
     """Start a jupyter server (JupyterLab + hermes) over a fresh root; all are stopped at the end."""
     started: list[JupyterServerProcess] = []
 
-    def make(name: str) -> JupyterServerProcess:
+    def make(name: str, *, collaboration: bool = False) -> JupyterServerProcess:
         root = tmp_path_factory.mktemp(name)
-        server = JupyterServerProcess(root, token_delay=TOKEN_DELAY_S, extra_args=lab_server_args(root))
+        server = JupyterServerProcess(
+            root, token_delay=TOKEN_DELAY_S, extra_args=lab_server_args(root, collaboration=collaboration)
+        )
         started.append(server)
         return server.start()
 

@@ -72,3 +72,27 @@ def test_a_recovered_cell_is_identical_from_the_cli_the_api_and_the_bundle_jupyt
     assert dict(output["data"]) == bundle  # what the labextension writes into the open notebook
     assert bundle[RUN_MIME]["status"] == "interrupted" and WIDGET_MIME not in bundle
     assert bundle["text/markdown"].startswith("1 2 3")
+
+
+def test_the_cli_defers_to_the_running_server_that_serves_the_notebook(server: ServerProcess) -> None:
+    # A running server may hold the notebook in a collaboration room or a browser: the shell asks it
+    # (found in its runtime dir) instead of rewriting the file under it, and says what it answered.
+    session_id = server.new_session()
+    run_id = server.start_run(session_id, "count to 5")
+    wait_status(server, run_id, "completed")
+    path = saved_mid_run(server, "deferred.ipynb", run_id, session_id)
+    env = {**server.kernel_env(), "JUPYTER_RUNTIME_DIR": str(server.runtime_dir)}
+    kernel_session = server.jupyter("POST", "api/sessions", {
+        "path": path.name, "type": "notebook", "kernel": {"name": "python3"}}).json()
+    before = path.read_bytes()
+    refused = subprocess.run([JUPYTER, "hermes", "recover", str(path)], capture_output=True, text=True,
+                             timeout=60, env=env)
+    assert refused.returncode == 1 and "left untouched" in refused.stderr, refused.stderr
+    assert path.read_bytes() == before
+
+    assert server.jupyter("DELETE", f"api/sessions/{kernel_session['id']}").status_code == 204
+    done = subprocess.run([JUPYTER, "hermes", "recover", str(path)], capture_output=True, text=True,
+                          timeout=60, env=env, check=True)
+    assert "1 cell recovered by the running Jupyter server" in done.stdout, done.stdout
+    (output,) = nbformat.read(path, as_version=4).cells[0].outputs
+    assert dict(output["data"]) == server.api("GET", f"runs/{run_id}/bundle")

@@ -220,7 +220,7 @@ async def test_notebook_recover_refuses_a_notebook_open_with_a_kernel_session(
 
     nbformat.write(nbformat.v4.new_notebook(), jp_root_dir / "open.ipynb")
     code, done = await api.call("POST", "notebooks", "recover", body={"path": "open.ipynb"})
-    assert code == 200 and done == {"path": "open.ipynb", "cells_recovered": 0}
+    assert code == 200 and done == {"path": "open.ipynb", "cells_recovered": 0, "shared": False}
     session = json.loads((await jp_fetch("api", "sessions", method="POST", body=json.dumps(
         {"path": "open.ipynb", "type": "notebook", "kernel": {"name": "python3"}}))).body)
     code, err = await api.call("POST", "notebooks", "recover", body={"path": "open.ipynb"})

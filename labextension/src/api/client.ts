@@ -174,6 +174,14 @@ export class HermesClient {
     return this.request('GET', ['runs', runId, 'bundle']);
   }
 
+  /**
+   * Ask the server to rebuild a notebook's unfinished hermes outputs. With a collaboration room
+   * open it writes through the room's shared document (`shared: true`), once per run.
+   */
+  recoverNotebook(path: string): Promise<{ cells_recovered: number; shared?: boolean }> {
+    return this.request('POST', ['notebooks', 'recover'], { path });
+  }
+
   cancelRun(runId: string): Promise<unknown> {
     return this.request('POST', ['runs', runId, 'cancel'], {});
   }

@@ -4,6 +4,10 @@
  * settled gets the server's bundle (the same bytes `jupyter hermes recover` and
  * `POST notebooks/recover` write), and the notebook is marked dirty so that a
  * save keeps the result.
+ *
+ * In a notebook shared under real-time collaboration the browser writes nothing:
+ * it asks the server, which writes through the room's shared document once per
+ * run however many collaborators ask (`ServerRecovery`).
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import type { ICodeCellModel } from '@jupyterlab/cells';
@@ -12,6 +16,8 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { HermesClient } from '../api/client';
 import { MimeBundle, isFinalStatus } from '../api/contract';
 import { isUnfinishedRun, readRunPayload, settledBundle } from '../model/run-output';
+import { ServerRecovery } from '../model/server-recovery';
+import { sharedNotebookPath } from '../model/shared-notebook';
 
 /**
  * Delays (ms) of the scans after a kernel restart: the server settles the runs
@@ -20,7 +26,10 @@ import { isUnfinishedRun, readRunPayload, settledBundle } from '../model/run-out
 const RESTART_SCAN_DELAYS_MS = [500, 1500, 3000, 6000, 12000];
 
 export class NotebookRecovery {
-  constructor(private _client: HermesClient) {}
+  constructor(
+    private _client: HermesClient,
+    private _server = new ServerRecovery(_client)
+  ) {}
 
   /** Watch a notebook: scan once it is loaded, and again after kernel restarts. */
   track(panel: NotebookPanel): void {
@@ -41,8 +50,10 @@ export class NotebookRecovery {
     if (!model || panel.isDisposed) {
       return 0;
     }
+    const shared = sharedNotebookPath(panel);
     let changed = 0;
     let live = 0;
+    let settled = 0;
     for (const cell of model.cells) {
       if (cell.type !== 'code') {
         continue;
@@ -64,12 +75,19 @@ export class NotebookRecovery {
           live++;
           continue;
         }
+        if (shared !== null) {
+          settled++; // the server writes it, through the room
+          continue;
+        }
         // The cell may have changed while we waited: write only into the same output.
         if (outputs.get(i) === output && isUnfinishedRun(output.data as MimeBundle)) {
           output.setData({ data: bundle as never });
           changed++;
         }
       }
+    }
+    if (shared !== null && settled > 0) {
+      await this._server.request(shared);
     }
     if (changed > 0 && !panel.isDisposed) {
       model.dirty = true;

@@ -4,14 +4,18 @@
  *
  * It ranks ahead of the ipywidgets view (rank -10) that the same bundle
  * carries while streaming, so a reopened notebook never shows "model not found".
+ * Every view of a run in this page shares one follower (`FollowerPool`).
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { INotebookTracker } from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 
 import { HermesClient } from '../api/client';
 import { RUN_MIME_TYPE } from '../api/contract';
+import { FollowerPool } from '../model/follower-pool';
+import { ServerRecovery } from '../model/server-recovery';
+import { collaborationOn } from '../model/shared-notebook';
 import { RunOutputRenderer } from '../widgets/run-output';
 
 /** Our rank: below (preferred to) the ipywidgets view's -10. */
@@ -29,19 +33,32 @@ export const runRendererPlugin: JupyterFrontEndPlugin<void> = {
     tracker: INotebookTracker | null
   ) => {
     const client = new HermesClient(app.serviceManager.serverSettings);
+    const followers = new FollowerPool(client);
+    const recovery = new ServerRecovery(client);
+    const panelOf = (renderer: RunOutputRenderer): NotebookPanel | null =>
+      tracker?.find(panel => panel.node.contains(renderer.node)) ?? null;
     const markDirty = (renderer: RunOutputRenderer) => {
-      tracker?.forEach(panel => {
-        if (panel.model && panel.node.contains(renderer.node)) {
-          panel.model.dirty = true;
-        }
-      });
+      const model = panelOf(renderer)?.model;
+      if (model) {
+        model.dirty = true;
+      }
     };
+    const notebookPath = (renderer: RunOutputRenderer) => panelOf(renderer)?.context.localPath ?? null;
+    const shared = () => collaborationOn(tracker);
     const factory: IRenderMime.IRendererFactory = {
       safe: true,
       mimeTypes: [RUN_MIME_TYPE],
       defaultRank: RUN_RENDERER_RANK,
       createRenderer: () =>
-        new RunOutputRenderer({ client, rendermime, onFinalWritten: markDirty })
+        new RunOutputRenderer({
+          client,
+          rendermime,
+          followers,
+          recovery,
+          shared,
+          notebookPath,
+          onFinalWritten: markDirty
+        })
     };
     rendermime.addFactory(factory, RUN_RENDERER_RANK);
     // Notebooks opened before this plugin cloned the registry without us.

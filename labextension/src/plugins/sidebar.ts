@@ -19,6 +19,7 @@ import { HermesClient } from '../api/client';
 import { ActiveNotebook } from '../model/active-notebook';
 import { ChatModel } from '../model/chat';
 import { followSessionRuns } from '../model/follow-session';
+import { followNotebookSession } from '../model/notebook-session';
 import { SessionsModel } from '../model/sessions';
 import { IHermesChat } from '../tokens';
 import { SidebarPanel } from '../widgets/sidebar-panel';
@@ -52,6 +53,10 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IHermesChat> = {
     sessions.selectionChanged.connect((_, sid) => void chat.open(sid));
     void chat.open(sessions.selectedId);
     followSessionRuns(sessions, chat);
+    if (notebooks) {
+      const follow = followNotebookSession(sessions, () => notebooks.currentWidget?.context.localPath ?? null);
+      notebooks.currentChanged.connect(follow);
+    }
 
     const panel = new SidebarPanel(sessions, chat, rendermime, new ActiveNotebook(notebooks));
     app.shell.add(panel, 'left', { rank: 900 });

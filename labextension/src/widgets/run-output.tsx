@@ -2,9 +2,14 @@
  * RunOutputRenderer: the IRenderMime.IRenderer of `application/vnd.hermes.run+json`.
  *
  * It shows the run's journal from the server and, while the run is live,
- * follows its stream by run_id: no kernel needed. When a run it saw unfinished
- * settles, it writes the server's bundle (from the verdict) into the output
- * model, so the next save of the notebook keeps exactly what the server renders.
+ * follows its stream by run_id: no kernel needed. Views of one run share its
+ * follower (`FollowerPool`), so a view created again keeps what it showed.
+ *
+ * When a run it saw unfinished settles, the output is finished by exactly one
+ * writer: alone, this renderer writes the server's bundle (from the verdict)
+ * into the output model, so the next save keeps exactly what the server renders;
+ * in a notebook shared under real-time collaboration it never writes, and asks
+ * the server (which writes through the room) if the kernel has not done so.
  */
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
@@ -14,12 +19,26 @@ import React from 'react';
 import { HermesClient } from '../api/client';
 import { IRunOutputPayload, MimeBundle, isFinalStatus } from '../api/contract';
 import { RunView } from '../components/run-output/run-view';
+import { FollowerPool } from '../model/follower-pool';
 import { RunFollower } from '../model/run-follower';
 import { readRunPayload, savedText } from '../model/run-output';
+import { ServerRecovery } from '../model/server-recovery';
+
+/**
+ * Milliseconds a shared notebook's output waits, after its run settled, for its own
+ * writer (the kernel's final display) before the server is asked to finish it.
+ */
+export const SHARED_WRITER_WAIT_MS = 3000;
 
 export interface IRunOutputOptions {
   client: HermesClient;
   rendermime: IRenderMimeRegistry;
+  followers: FollowerPool;
+  recovery: ServerRecovery;
+  /** Real-time collaboration is on in this page: outputs are finished by the kernel or the server only. */
+  shared?: () => boolean;
+  /** The server-relative path of the notebook holding this output (null while unknown, e.g. not attached). */
+  notebookPath?: (renderer: RunOutputRenderer) => string | null;
   /** Called after the final bundle was written into the model. */
   onFinalWritten?: (renderer: RunOutputRenderer) => void;
 }
@@ -39,16 +58,25 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
     if (!payload) {
       this._setFollower(null);
     } else if (this._follower?.runId !== payload.run_id) {
-      const live = !isFinalStatus(payload.status);
-      const follower = new RunFollower({ client: this._options.client, runId: payload.run_id, live });
+      const followers = this._options.followers;
+      const follower = followers.acquire(payload.run_id, !isFinalStatus(payload.status));
+      const last = followers.lastView(payload.run_id);
+      if (last !== null && !this.node.hasChildNodes()) {
+        // The same run's view, replaced a moment ago: show it until React has rendered this one,
+        // so the cells below do not jump and the text never looks shorter.
+        this.node.innerHTML = last;
+      }
       this._setFollower(follower);
       follower.changed.connect(this._onFollowerChanged, this);
-      void follower.start();
+      this._onFollowerChanged(follower); // a shared follower may have ended already
     }
     this.update();
   }
 
   dispose(): void {
+    if (this._follower && !this.isDisposed) {
+      this._options.followers.rememberView(this._follower.runId, this.node.innerHTML);
+    }
     this._setFollower(null);
     this._earlier?.dispose();
     this._earlier = null;
@@ -84,6 +112,15 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
     if (!unfinished() || !isFinalStatus(follower.status)) {
       return;
     }
+    if (this._options.shared?.() === true) {
+      // Shared notebook: never write here (a second writer duplicates the output in the room).
+      await new Promise(resolve => setTimeout(resolve, SHARED_WRITER_WAIT_MS));
+      const path = this._options.notebookPath?.(this) ?? null;
+      if (path !== null && !this.isDisposed && follower === this._follower && unfinished()) {
+        await this._options.recovery.request(path);
+      }
+      return;
+    }
     let bundle: MimeBundle;
     try {
       bundle = await follower.bundle();
@@ -116,7 +153,8 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
 
   private _setFollower(follower: RunFollower | null): void {
     if (this._follower && this._follower !== follower) {
-      this._follower.dispose();
+      this._follower.changed.disconnect(this._onFollowerChanged, this);
+      this._options.followers.release(this._follower);
     }
     this._follower = follower;
   }

@@ -7,11 +7,15 @@
  * Maths: JupyterLab's markdown renderer typesets only when it is attached as a
  * Lumino widget; ours lives in a React host, so each render is typeset here with
  * the registry's latex typesetter (MathJax), when the text has maths at all.
+ *
+ * A view created again for the same row (a collaborator's output is replaced on
+ * every kernel display update) paints the row's last rendering at once, from a
+ * small cache by `cacheKey`, instead of an empty box until its first render.
  */
 import { MimeModel } from '@jupyterlab/rendermime';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
-import React, { useEffect, useRef } from 'react';
+import React, { useEffect, useLayoutEffect, useRef } from 'react';
 
 import { addCodeActions } from './code-actions';
 
@@ -19,16 +23,40 @@ import { addCodeActions } from './code-actions';
 const STREAM_RENDER_INTERVAL_MS = 80;
 /** Text that may hold TeX: `$…$`, `$$…$$`, `\(…\)`, `\[…\]` or an environment. */
 const MATH = /\$|\\\(|\\\[|\\begin\{/;
+/** Rows whose last rendering is kept for a view created again. */
+const CACHED_ROWS = 64;
+const lastRendered = new Map<string, { text: string; html: string }>();
+
+/** Keep the longest rendering of a growing text: two views of one row (cell and sidebar) render at their own pace. */
+function remember(key: string, text: string, html: string): void {
+  const kept = lastRendered.get(key);
+  if (kept && kept.text.length > text.length && kept.text.startsWith(text)) {
+    return;
+  }
+  lastRendered.delete(key);
+  lastRendered.set(key, { text, html });
+  if (lastRendered.size > CACHED_ROWS) {
+    lastRendered.delete(lastRendered.keys().next().value as string);
+  }
+}
+
+/** A kept rendering of `text` so far (never one of a longer or another text). */
+function recall(key: string | undefined, text: string): string | null {
+  const kept = key === undefined ? undefined : lastRendered.get(key);
+  return kept && text.startsWith(kept.text) ? kept.html : null;
+}
 
 export interface IMarkdownProps {
   text: string;
   rendermime: IRenderMimeRegistry;
   streaming?: boolean;
   className?: string;
+  /** The row's id: its last rendering is painted at once when a view of it is created again. */
+  cacheKey?: string;
 }
 
 export function Markdown(props: IMarkdownProps): JSX.Element {
-  const { text, rendermime, streaming, className } = props;
+  const { text, rendermime, streaming, className, cacheKey } = props;
   const host = useRef<HTMLDivElement>(null);
   const renderer = useRef<IRenderMime.IRenderer | null>(null);
   const latest = useRef<string | null>(null);
@@ -45,9 +73,14 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
     }
   }
 
-  useEffect(() => {
+  // A layout effect: the cached rendering is in place before the browser paints.
+  useLayoutEffect(() => {
     const widget = rendermime.createRenderer('text/markdown');
     renderer.current = widget;
+    const cached = recall(cacheKey, text);
+    if (cached !== null) {
+      widget.node.innerHTML = cached; // our own sanitised rendering of this row, moments ago
+    }
     host.current?.appendChild(widget.node);
     requested.current = null;
     request(text);
@@ -81,6 +114,9 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
         focusableCode(widget.node);
         addCodeActions(widget.node);
         await typeset(rendermime, widget, value, () => renderer.current === widget);
+        if (cacheKey !== undefined && renderer.current === widget) {
+          remember(cacheKey, value, widget.node.innerHTML);
+        }
         if (streamingRef.current) {
           await new Promise(resolve => setTimeout(resolve, STREAM_RENDER_INTERVAL_MS));
         }

@@ -94,7 +94,13 @@ function AssistantMessage(props: {
       data-recovered={row.recovered ? 'true' : 'false'}
     >
       {tags.length > 0 && <div className="jp-HermesMessage-tag">{tags.join(' · ')}</div>}
-      <Markdown className="jp-HermesMessage-content" text={row.text} rendermime={rendermime} streaming={streaming} />
+      <Markdown
+        className="jp-HermesMessage-content"
+        text={row.text}
+        rendermime={rendermime}
+        streaming={streaming}
+        cacheKey={row.id}
+      />
     </div>
   );
 }
