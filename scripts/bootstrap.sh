@@ -59,7 +59,7 @@ target="."
 pip=(.venv/bin/python -m pip install --disable-pip-version-check -q)
 # uv resolves and downloads in parallel: the dependencies take ~4 s instead of ~50 s with pip
 # (most of a first launch). It is one wheel from PyPI; when it cannot be had, pip does it all.
-if [ -x .venv/bin/uv ] || "${pip[@]}" uv >/dev/null 2>&1; then
+if [ -x .venv/bin/uv ] || { "${pip[@]}" uv >/dev/null 2>&1 && [ -x .venv/bin/uv ]; }; then
   pip=(.venv/bin/uv pip install -q --python .venv/bin/python)
 fi
 

@@ -1,6 +1,7 @@
 """scripts/bootstrap.sh installs only when something the install reads changed (the stamp in .venv).
 
-The venv's python is a stand-in that records its calls, so no real pip runs.
+The venv's python is a stand-in that records its calls, so no real pip runs; its pip "installs"
+uv as a stand-in too, which records its calls in the same log.
 """
 
 from __future__ import annotations
@@ -17,6 +18,15 @@ FAKE_PYTHON = """#!/bin/sh
 venv="$(cd "$(dirname "$0")/.." && pwd)"
 echo "$*" >>"$venv/calls.log"
 case "$*" in
+  *"-m pip install"*" uv")
+    cat >"$venv/bin/uv" <<'UV'
+#!/bin/sh
+venv="$(cd "$(dirname "$0")/.." && pwd)"
+echo "uv $*" >>"$venv/calls.log"
+mkdir -p "$venv/share/jupyter/labextensions/hermes-jupyter"
+echo '{}' >"$venv/share/jupyter/labextensions/hermes-jupyter/package.json"
+UV
+    chmod +x "$venv/bin/uv" ;;
   *"-m pip install"*)
     mkdir -p "$venv/share/jupyter/labextensions/hermes-jupyter"
     echo '{}' >"$venv/share/jupyter/labextensions/hermes-jupyter/package.json" ;;
@@ -47,11 +57,24 @@ def checkout(tmp_path: Path) -> Path:
 def pip_installs(root: Path, *extras: str, env: dict[str, str] | None = None) -> int:
     """Run bootstrap.sh once; how many pip installs it made."""
     log = root / ".venv" / "calls.log"
-    before = log.read_text().count("-m pip install") if log.exists() else 0
+    before = _installs(log)
     done = subprocess.run(["bash", "scripts/bootstrap.sh", *extras], cwd=root, capture_output=True, text=True,
                           timeout=60, env=env)
     assert done.returncode == 0, done.stderr
-    return log.read_text().count("-m pip install") - before
+    return _installs(log) - before
+
+
+def _installs(log: Path) -> int:
+    """Installs of the package or its dependencies, by pip or uv; fetching uv itself is not one."""
+    lines = log.read_text().splitlines() if log.exists() else []
+    return sum(1 for line in lines if "pip install" in line and not line.endswith(" uv"))
+
+
+def test_dependencies_are_installed_with_uv_once_pip_has_fetched_it(tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    assert pip_installs(root) == 1
+    calls = (root / ".venv" / "calls.log").read_text().splitlines()
+    assert [c for c in calls if "pip install" in c][-1].startswith("uv pip install")
 
 
 def test_second_launch_skips_pip_until_the_checkout_changes(tmp_path: Path) -> None:
@@ -99,7 +122,8 @@ def test_a_fresh_checkout_builds_the_labextension_while_pip_fetches_the_dependen
     npm_log = tmp_path / "npm.log"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "NPM_LOG": str(npm_log)}
     assert pip_installs(root, env=env) == 2  # the dependencies, then the package without building anything
-    installs = [c for c in (root / ".venv" / "calls.log").read_text().splitlines() if "-m pip install" in c]
+    calls = (root / ".venv" / "calls.log").read_text().splitlines()
+    installs = [c for c in calls if "pip install" in c and not c.endswith(" uv")]
     assert installs[-1].endswith("--no-build-isolation -e .")
     assert npm_log.read_text().splitlines() == ["npm install --no-audit --no-fund", "npm run build"]
     assert pip_installs(root, env=env) == 0
