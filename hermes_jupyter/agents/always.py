@@ -33,13 +33,18 @@ def _rows(name: str, patterns: list[str]) -> list[dict[str, str]]:
     return [{"backend": name, "pattern": p} for p in patterns]
 
 
-async def allowed_always(backends: Mapping[str, Any]) -> list[dict[str, str]]:
-    """`[{backend, pattern}]` over every backend that remembers such answers."""
+async def allowed_always(backends: Mapping[str, Any]) -> dict[str, Any]:
+    """`{always: [{backend, pattern}], unavailable: [backend]}` over every backend that remembers such
+    answers; one that cannot be asked now (not installed, not starting) is named, not guessed empty."""
     rows: list[dict[str, str]] = []
+    unavailable: list[str] = []
     for name, backend in backends.items():
         if isinstance(backend, AllowsAlways):
-            rows += _rows(name, await backend.allowed_always())
-    return rows
+            try:
+                rows += _rows(name, await backend.allowed_always())
+            except AlwaysUnavailable:
+                unavailable.append(name)
+    return {"always": rows, "unavailable": unavailable}
 
 
 async def revoke_always(backends: Mapping[str, Any], name: str, pattern: str) -> list[dict[str, str]]:

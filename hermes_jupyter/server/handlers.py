@@ -468,7 +468,7 @@ class ModelsHandler(HermesHandler):
 
 
 class AllowedAlwaysHandler(HermesHandler):
-    """`GET approvals/always`: `{always: [{backend, pattern}]}`, what "allow always" answers allow;
+    """`GET approvals/always`: `{always: [{backend, pattern}], unavailable}`, what "allow always" answers allow;
     `DELETE approvals/always?backend=NAME&pattern=P` revokes one and answers what is left."""
 
     auth_resource = "hermes:approvals"
@@ -477,7 +477,7 @@ class AllowedAlwaysHandler(HermesHandler):
     @authorized
     @api_errors
     async def get(self) -> None:
-        self.answer({"always": await allowed_always(self.hermes.manager.backends)})
+        self.answer(await allowed_always(self.hermes.manager.backends))
 
     @web.authenticated
     @authorized

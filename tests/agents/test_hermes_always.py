@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import yaml  # type: ignore[import-untyped]
 
@@ -21,7 +22,7 @@ def test_allowed_always_lists_hermes_allowlist_and_a_revoke_removes_it_from_its_
                              extra_yaml="command_allowlist:\n- recursive delete\n- podman *\n")
     agent = HermesAgent(command=[str(hermes_python), str(RUNNER)], env={"HERMES_HOME": str(home)})
 
-    async def go() -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    async def go() -> tuple[dict[str, Any], list[dict[str, str]]]:
         try:
             before = await allowed_always({"hermes": agent})
             after = await revoke_always({"hermes": agent}, "hermes", "podman *")
@@ -29,8 +30,8 @@ def test_allowed_always_lists_hermes_allowlist_and_a_revoke_removes_it_from_its_
         finally:
             await agent.aclose()
 
-    before, after = asyncio.run(asyncio.wait_for(go(), 120))
-    assert before == [{"backend": "hermes", "pattern": "podman *"}, {"backend": "hermes", "pattern": "recursive delete"}]
+    listed, after = asyncio.run(asyncio.wait_for(go(), 120))
+    assert listed["unavailable"] == [] and listed["always"] == [{"backend": "hermes", "pattern": "podman *"}, {"backend": "hermes", "pattern": "recursive delete"}]
     assert after == [{"backend": "hermes", "pattern": "recursive delete"}]
     config = yaml.safe_load((home / "config.yaml").read_text(encoding="utf-8"))
     assert config["command_allowlist"] == ["recursive delete"]

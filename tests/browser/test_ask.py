@@ -1,9 +1,12 @@
-"""Asking Hermes from the sidebar: a question the agent asks is answered in its card, a message sent
-while a turn runs is queued and answered after it, and the model picker switches the session's model."""
+"""Asking Hermes: a question the agent asks is answered in its card, a message sent while a turn runs
+is queued and answered after it (from the sidebar and from a cell), and the model picker switches the
+session's model."""
 
 from __future__ import annotations
 
-from .lab_page import COMPOSER, SIDEBAR, LabPage, counting
+import nbformat
+
+from .lab_page import COMPOSER, RUN_OUTPUT, SIDEBAR, LabPage, counting
 
 CLARIFY = f"{SIDEBAR} [data-testid=hermes-clarify-card]"
 QUEUED = f"{SIDEBAR} [data-testid=hermes-queued]"
@@ -75,3 +78,26 @@ def test_the_model_picker_switches_the_sessions_model_and_the_next_answer_names_
     lab.open_sidebar()
     lab.open_session(session_id)
     assert lab.page.locator(PICKER).input_value() == "demo-large"
+
+
+def test_a_cell_sent_while_its_session_answers_shows_queued_then_streams(lab: LabPage) -> None:
+    # The notebook's session is busy (a turn started elsewhere, e.g. the sidebar): the cell's
+    # `%%hermes` is queued; its output says so, then follows the run once it starts.
+    name = "queued.ipynb"
+    session_id = lab.server.new_session(notebook_path=name)
+    busy = lab.server.post(f"sessions/{session_id}/runs", {"message": "count to 100000"}).json()["run_id"]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%load_ext hermes_jupyter"), nbformat.v4.new_code_cell("%%hermes\ncount to 3")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab.server.notebooks / name)
+    lab.open_notebook(name)
+    lab.run_all_cells()
+    lab.page.wait_for_selector(f"{RUN_OUTPUT}[data-follow-state=queued]", timeout=60_000)
+    assert lab.page.locator(f"{RUN_OUTPUT} [data-testid=hermes-run-stop]").inner_text() == "Remove from queue"
+    lab.screenshot("queued-cell")
+    assert lab.server.post(f"runs/{busy}/cancel").json()["cancelled"] is True  # the turn it waits for ends
+    lab.wait_run_output_status("completed", timeout_s=90)
+    shown = lab.run_output().inner_text()
+    assert "1 2 3" in shown and "100" not in shown  # its own answer, not the turn it waited for
+    stored = lab.server.get(f"sessions/{session_id}").json()
+    assert [m["content"] for m in stored["messages"] if m["role"] == "user"] == ["count to 100000", "count to 3"]

@@ -89,3 +89,12 @@ async def test_the_sessions_model_is_used_from_the_next_turn_and_named_in_its_us
     usage = next(r["payload"] for r in await api.stream(run_id) if r["event"] == "usage")
     assert usage["model"] == "demo-large"
     assert "demo-large · " in api.settled[run_id]["bundle"]["text/markdown"]
+
+
+async def test_allowed_always_lists_nothing_for_a_backend_that_remembers_nothing(api: HermesClient) -> None:
+    code, listed = await api.call("GET", "approvals", "always")
+    assert code == 200 and listed["always"] == []
+    assert set(listed["unavailable"]) <= {"hermes"}  # named when it cannot be asked here, never guessed empty
+    code, err = await api.call("DELETE", "approvals", "always", backend="demo", pattern="rm -rf *")  # demo: none
+    assert code == 404 and "no longer allowed always" in err["message"]
+    assert (await api.call("DELETE", "approvals", "always"))[0] == 400

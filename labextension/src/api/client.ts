@@ -142,7 +142,8 @@ export class HermesClient {
     return this.request('GET', ['models'], undefined, query);
   }
 
-  allowedAlways(): Promise<{ always: IAllowedAlways[] }> {
+  /** What "allow always" answers allow; `unavailable` names backends that could not be asked now. */
+  allowedAlways(): Promise<{ always: IAllowedAlways[]; unavailable?: string[] }> {
     return this.request('GET', ['approvals', 'always']);
   }
 

@@ -11,11 +11,14 @@ import { IPlainError, plainError } from '../../api/plain-errors';
 export function AllowedAlways(props: { client: HermesClient }): JSX.Element {
   const { client } = props;
   const [items, setItems] = useState<IAllowedAlways[] | null>(null);
+  const [unavailable, setUnavailable] = useState<string[]>([]);
   const [error, setError] = useState<IPlainError | null>(null);
-  const run = async (call: () => Promise<{ always: IAllowedAlways[] }>) => {
+  const run = async (call: () => Promise<{ always: IAllowedAlways[]; unavailable?: string[] }>) => {
     setError(null);
     try {
-      setItems((await call()).always);
+      const answer = await call();
+      setItems(answer.always);
+      setUnavailable(answer.unavailable ?? []);
     } catch (err) {
       setError(plainError(err));
     }
@@ -27,7 +30,12 @@ export function AllowedAlways(props: { client: HermesClient }): JSX.Element {
       onToggle={event => (event.currentTarget.open ? void run(() => client.allowedAlways()) : undefined)}
     >
       <summary>Allowed always</summary>
-      {items !== null && items.length === 0 && (
+      {unavailable.length > 0 && (
+        <div className="jp-HermesAlways-empty" data-testid="hermes-allowed-always-unavailable">
+          {unavailable.join(', ')} could not be asked (it is not running here), so its list is not shown.
+        </div>
+      )}
+      {items !== null && items.length === 0 && unavailable.length === 0 && (
         <div className="jp-HermesAlways-empty">
           Nothing is allowed always. An approval answered “Always allow” is listed here.
         </div>
