@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-import httpx
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from .client import HermesApiError, HermesClient, RunStream, ServerInfo, StreamLost, find_server
@@ -366,21 +365,10 @@ class HermesMagics(Magics):
                 break
             cell.feed(rows)
             wait_s = max(0.01, cell.tick())
-        cell.finish(bundle=self._server_bundle(cell))
-
-    def _server_bundle(self, cell: LiveCell) -> dict[str, Any] | None:
-        """The server's bundle (GET runs/{id}/bundle): byte for byte what the browsers and recovery write.
-
-        The kernel's display is the one writer of a run it follows; with collaboration on, any
-        other bundle in the same output would count as a second edit. Without an answer and with
-        the terminal row, the same rows through the same renderer give the same bytes.
-        """
-        try:
-            return self.client.bundle(cell.output.run_id)
-        except (HermesApiError, OSError, httpx.HTTPError):
-            if cell.output.terminal is None:
-                raise
-            return None
+        if cell.output.terminal is not None:
+            cell.finish()  # the same rows and renderer as the server's bundle route: the same bytes
+        else:
+            cell.finish(bundle=self.client.bundle(cell.output.run_id))  # no terminal row: the server's verdict
 
     def _stop_after_interrupt(self, cell: LiveCell, run_id: str) -> None:
         """■ during a run: the cell ends with the partial output and the server's cancel note, no traceback.

@@ -96,16 +96,24 @@ def lab_server_args(root: Path, *, collaboration: bool = False) -> list[str]:
         f"--LabApp.app_settings_dir={settings}",
         f"--LabApp.user_settings_dir={root / 'lab-user-settings'}",
         f"--LabApp.workspaces_dir={root / 'lab-workspaces'}",
-        *collaboration_args(collaboration),
+        *collaboration_args(root, collaboration),
     ]
 
 
-def collaboration_args(enabled: bool) -> list[str]:
-    """jupyter-collaboration's own switch (`YDocExtension.disable_rtc`): off, the page gets
-    `disableRTC` and opens notebooks from their files; on, every notebook is a shared room."""
-    if not enabled:
-        return ["--YDocExtension.disable_rtc=True"]
-    return ["--YDocExtension.disable_rtc=False", "--YDocExtension.document_save_delay=0.5"]
+def collaboration_args(root: Path, enabled: bool) -> list[str]:
+    """Real-time collaboration on (rooms for every notebook) or off. Off is off entirely, as a user
+    without jupyter-collaboration has it: its server extension is disabled in this server's own
+    config dir (its shutdown could leave a worker thread that kept the server from exiting) and
+    its two page extensions in JupyterLab's page config, so notebooks open from their files."""
+    if enabled:
+        return ["--YDocExtension.document_save_delay=0.5"]
+    config = root / "jupyter-config"
+    (config / "labconfig").mkdir(parents=True, exist_ok=True)
+    (config / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_server_ydoc": False}}}), encoding="utf-8")
+    (config / "labconfig" / "page_config.json").write_text(json.dumps({"disabledExtensions": {
+        "@jupyter/docprovider-extension": True, "@jupyter/collaboration-extension": True}}), encoding="utf-8")
+    return []
 
 
 @pytest.fixture
