@@ -23,6 +23,7 @@ import orjson
 
 from .fsio import atomic_write, ensure_dir, read_bytes_nofollow
 from .ids import is_valid_id, new_session_id, validate_id
+from .jsonstream import iter_object
 from .listing import ListingOrder, Page
 from .schemas import check_index
 from .titles import UNTITLED, subtitle
@@ -213,6 +214,9 @@ class SessionStore:
     def save(self, session: Session, *, touch: bool = True) -> None:
         """Write the sidecar atomically (tmp + fsync + rename + dir fsync), then cache and index it.
 
+        The JSON is encoded piece by piece into the temp file (`jsonstream`), so a long
+        transcript costs no second copy of itself in memory.
+
         `touch=False` is for maintenance (repair, retries): it must not reorder the listing.
         A failed save changes nothing others can see: the session leaves the cache (so
         the next read is the sidecar as it still is on disk) and the error propagates.
@@ -223,7 +227,7 @@ class SessionStore:
             data["updated_at"] = time.time()
         path = self.path(session.session_id)
         try:
-            atomic_write(path, orjson.dumps(data, option=orjson.OPT_INDENT_2, default=str))
+            atomic_write(path, iter_object(data))  # encoded as it is written: never whole in memory
         except BaseException:
             self._cache.pop(session.session_id, None)
             raise
