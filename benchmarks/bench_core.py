@@ -4,7 +4,7 @@
   limit for the writer's own I/O shape (an orjson envelope per event + `write(2)` + a group-commit fsync thread);
 - bytes on disk of a settled 2,000-token answer (its journal sealed), next to the live journal's size;
 - recovery of an interrupted run with 10k / 100k / 1M journal events: time, and peak memory in one untimed
-  pass; the same measurements of the base revision's code (default: the merge base with main), extracted
+  pass (with long tokens, and what it holds besides their text; with short model tokens); the same measurements of the base revision's code (default: the merge base with main), extracted
   with `git archive` into a temp dir and run in a subprocess in the same run, give the ratios;
 - session listing with 10k sessions (warm index and cold start).
 
@@ -220,8 +220,10 @@ def bench_recovery(root: Path, quick: bool, *, memory: bool = True) -> dict[str,
         out[f"recover_{events}_events_ms"] = round(statistics.median(times) * 1000, 2)
         out[f"recover_{events}_us_per_event"] = round(statistics.median(times) * 1e6 / events, 3)
         if memory:
-            out[f"recover_{events}_peak_mb"] = recovery_peak_mb(root / f"rec-{events}-mem", events)
-            out[f"recover_{events}_text_mb"] = round(events * 48 / 50 * len(TOKEN["text"]) / 1e6, 1)
+            peak, text = recovery_peak_mb(root / f"rec-{events}-mem", events), events * 48 / 50 * len(TOKEN["text"]) / 1e6
+            out[f"recover_{events}_peak_mb"] = peak
+            out[f"recover_{events}_text_mb"] = round(text, 1)
+            out[f"recover_{events}_peak_over_text_mb"] = round(peak - text, 1)  # what recovery holds besides the answer
             out[f"recover_{events}_peak_mb_short_tokens"] = recovery_peak_mb(
                 root / f"rec-{events}-mem-short", events, SHORT_TOKEN
             )

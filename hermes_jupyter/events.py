@@ -27,6 +27,13 @@ APPERROR: Final = "apperror"
 STREAM_END: Final = "stream_end"
 ERROR: Final = "error"
 
+#: Every event name, in the order the labextension's generated `EVENTS` lists them
+#: (`scripts/generate_ts_types.py`): a new event type is a constant above and a name here.
+EVENT_NAMES: Final = (
+    TOKEN, REASONING, INTERIM_ASSISTANT, TOOL, TOOL_COMPLETE, APPROVAL, PLAN, CLARIFY, USAGE, COMPACTION, STATUS,
+    DONE, CANCEL, APPERROR, STREAM_END, ERROR,
+)
+
 #: Events that end a run. `stream_end`/`error` are accepted from foreign
 #: journals (the peer writes them) but our engine never emits them.
 TERMINAL_EVENTS: Final = frozenset({DONE, CANCEL, APPERROR, STREAM_END, ERROR})

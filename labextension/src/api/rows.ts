@@ -2,112 +2,31 @@
  * Transcript rows: the shape the server's fold and our live fold both produce
  * (docs/transcript.md). Every row has a `kind` and a deterministic `id`; ids
  * never collide across kinds. Rows are immutable: a change makes a new object,
- * so views skip rows whose identity did not change.
+ * so views skip rows whose identity did not change. The rows' types are
+ * generated from the Python rows (`generated.ts`, docs/extending.md).
  */
 import type { IAttachment } from './contract';
 
-export interface IAssistantRow {
-  kind: 'assistant';
-  id: string;
-  text: string;
-}
-
-export interface IReasoningRow {
-  kind: 'reasoning';
-  id: string;
-  text: string;
-}
-
-export type ToolStatus = 'running' | 'done' | 'error';
-
-export interface IToolRow {
-  kind: 'tool';
-  id: string;
-  tid: string;
-  name: string;
-  args: { [key: string]: unknown } | null;
-  preview: string | null;
-  status: ToolStatus;
-  duration_s: number | null;
-}
-
-export type CardStatus = 'pending' | 'resolved';
-
-export interface IApprovalRow {
-  kind: 'approval';
-  id: string;
-  approval_id: string;
-  description: string | null;
-  command: string | null;
-  choices: string[];
-  status: CardStatus;
-  choice: string | null;
-  reason: string | null;
-}
-
-export interface IClarifyRow {
-  kind: 'clarify';
-  id: string;
-  clarify_id: string;
-  question: string;
-  choices: string[];
-  status: CardStatus;
-  answer: string | null;
-}
-
-export type PlanItemStatus = 'pending' | 'in_progress' | 'completed';
-
-export interface IPlanItem {
-  text: string;
-  status: PlanItemStatus;
-}
-
-export interface IPlanRow {
-  kind: 'plan';
-  id: string;
-  items: IPlanItem[];
-}
-
-export interface IUsageRow {
-  kind: 'usage';
-  id: string;
-  input_tokens: number;
-  output_tokens: number;
-  cached_tokens: number | null;
-  cost_usd: number | null;
-  duration_s: number | null;
-  model: string | null;
-}
-
-export interface INoteRow {
-  kind: 'note';
-  id: string;
-  variant: 'status' | 'compaction';
-  level: 'info' | 'warning';
-  text: string;
-}
-
-export type MarkerVariant = 'interrupted' | 'cancelled' | 'error';
-
-export interface IMarkerRow {
-  kind: 'marker';
-  id: string;
-  variant: MarkerVariant;
-  /** Markdown, worded by the server. */
-  text: string;
-  cause: string | null;
-}
-
-export type TranscriptRow =
-  | IAssistantRow
-  | IReasoningRow
-  | IToolRow
-  | IApprovalRow
-  | IClarifyRow
-  | IPlanRow
-  | IUsageRow
-  | INoteRow
-  | IMarkerRow;
+export type {
+  CardStatus,
+  IApprovalRow,
+  IAssistantRow,
+  IClarifyRow,
+  IMarkerRow,
+  INoteRow,
+  IPlanItem,
+  IPlanRow,
+  IReasoningRow,
+  IToolRow,
+  IUsageRow,
+  MarkerVariant,
+  NoteLevel,
+  NoteVariant,
+  PlanStatus as PlanItemStatus,
+  ToolStatus,
+  TranscriptRow
+} from './generated';
+import type { IAssistantRow, TranscriptRow } from './generated';
 
 /** The user's turn: shown by the sidebar only (a run's transcript starts after it). */
 export interface IUserRow {
