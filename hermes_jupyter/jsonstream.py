@@ -34,6 +34,12 @@ class _Buffer:
     def add(self, value: Any) -> None:
         _ENCODER.encode_into(value, self.data, -1)  # -1: append
 
+    def key(self, sep: bytes, key: str, colon: bytes) -> None:
+        """`sep`, the key as JSON, then `colon`: the start of one member of an object."""
+        self.data += sep
+        self.add(key)
+        self.data += colon
+
     def full(self) -> bool:
         return len(self.data) >= FLUSH_BYTES
 
@@ -48,9 +54,7 @@ def iter_object(data: dict[str, Any]) -> Iterator[bytes]:
     out = _Buffer()
     sep = b"{\n  "
     for key, value in data.items():
-        out.data += sep
-        out.add(key)
-        out.data += b": "
+        out.key(sep, key, b": ")
         sep = b",\n  "
         if isinstance(value, list) and value:
             yield from _list(out, value)
@@ -82,9 +86,7 @@ def _long_item(out: _Buffer, item: dict[str, Any]) -> Iterator[bytes]:
     """A list item holding a long string: its other values whole, the string slice by slice."""
     sep = b"{"
     for key, value in item.items():
-        out.data += sep
-        out.add(key)
-        out.data += b":"
+        out.key(sep, key, b":")
         sep = b","
         if value.__class__ is not str or len(value) <= LONG_TEXT:
             out.add(value)
