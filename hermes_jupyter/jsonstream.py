@@ -2,84 +2,112 @@
 
 `store.save` hands these pieces to `fsio.atomic_write`, which writes them to the temp file
 as they come: a session's encoding costs one buffer (`FLUSH_BYTES`) of memory, not its size.
-Items are encoded straight into that buffer (`msgspec` `encode_into`: no object per item).
-The layout is one key of the object per line and one item of a top-level list per line,
-each item compact: still readable. A string longer than `LONG_TEXT` chars in a list item
-(a long answer) is encoded slice by slice, so it is never materialised a second time as JSON.
+List items are encoded `BATCH` at a time (one orjson call, one line of the file: an orjson
+result carries a few kB of spare room, so one per item would cost more than the items), and
+the pieces are joined once per flush. The layout is one key of the object per line. A string longer
+than `LONG_TEXT` chars under one of the `long_keys` of a list item (a long answer, joined
+from many journal rows; any single row's strings are capped far below) is encoded slice by
+slice, so it is never materialised a second time as JSON.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final, Iterator
 
-import msgspec
+import orjson
 
 #: Encoded bytes gathered before a piece is handed on.
 FLUSH_BYTES: Final = 256 * 1024
+#: List items encoded in one call (one line of the file).
+BATCH: Final = 64
 #: Strings longer than this (chars) inside a list item are encoded slice by slice.
 LONG_TEXT: Final = 256 * 1024
 
-#: Values JSON has no type for are written as their `str` (what sidecars always did).
-_ENCODER: Final = msgspec.json.Encoder(enc_hook=str)
 
 
 class _Buffer:
-    """Encoded bytes waiting to be handed on."""
+    """Encoded bytes waiting to be handed on: exact-size pieces, joined once per flush."""
 
-    __slots__ = ("data",)
+    __slots__ = ("parts", "size")
 
     def __init__(self) -> None:
-        self.data = bytearray()
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def raw(self, data: bytes) -> None:
+        self.parts.append(data)
+        self.size += len(data)
 
     def add(self, value: Any) -> None:
-        _ENCODER.encode_into(value, self.data, -1)  # -1: append
+        self.raw(_dumps(value))
 
     def key(self, sep: bytes, key: str, colon: bytes) -> None:
         """`sep`, the key as JSON, then `colon`: the start of one member of an object."""
-        self.data += sep
-        self.add(key)
-        self.data += colon
+        self.raw(sep + _dumps(key) + colon)
 
     def full(self) -> bool:
-        return len(self.data) >= FLUSH_BYTES
+        return self.size >= FLUSH_BYTES
 
     def take(self) -> bytes:
-        piece = bytes(self.data)
-        self.data.clear()
+        piece = b"".join(self.parts)
+        self.parts.clear()
+        self.size = 0
         return piece
 
 
-def iter_object(data: dict[str, Any]) -> Iterator[bytes]:
-    """The JSON of `data`, in pieces of about `FLUSH_BYTES` (an encoding error is raised mid-way)."""
+def iter_object(data: dict[str, Any], long_keys: tuple[str, ...] = ()) -> Iterator[bytes]:
+    """The JSON of `data`, in pieces of about `FLUSH_BYTES` (an encoding error is raised mid-way).
+
+    `long_keys`: the keys of list items whose strings may be long (texts joined from many
+    journal rows); they alone are checked, so the check costs two lookups an item, not a scan.
+    """
     out = _Buffer()
     sep = b"{\n  "
     for key, value in data.items():
         out.key(sep, key, b": ")
         sep = b",\n  "
         if isinstance(value, list) and value:
-            yield from _list(out, value)
+            yield from _list(out, value, long_keys)
         else:
             out.add(value)
-    out.data += b"{}" if not data else b"\n}"
+    out.raw(b"{}" if not data else b"\n}")
     yield out.take()
 
 
-def _list(out: _Buffer, items: list[Any]) -> Iterator[bytes]:
-    sep = b"[\n    "
-    for item in items:
-        out.data += sep
-        sep = b",\n    "
-        if isinstance(item, dict) and _has_long_text(item):
+def _list(out: _Buffer, items: list[Any], long_keys: tuple[str, ...]) -> Iterator[bytes]:
+    """`BATCH` items a line, each batch in one orjson call; an item with a long text alone, in slices."""
+    sep, start, limit = b"[\n    ", 0, LONG_TEXT
+    for end, item in enumerate(items):
+        long = False
+        if item.__class__ is dict:
+            for key in long_keys:  # inline: this runs once per message
+                text = item.get(key)
+                if text.__class__ is str and len(text) > limit:
+                    long = True
+        if not long and end - start < BATCH:
+            continue
+        if end > start:
+            out.raw(sep + _dumps(items[start:end])[1:-1])
+            sep = b",\n    "
+        start = end
+        if long:
+            out.raw(sep)
             yield from _long_item(out, item)
-        else:
-            out.add(item)
+            sep, start = b",\n    ", end + 1
         if out.full():
             yield out.take()
-    out.data += b"\n  ]"
+    if len(items) > start:
+        out.raw(sep + _dumps(items[start:])[1:-1])
+    out.raw(b"\n  ]")
 
 
-def _has_long_text(item: dict[str, Any]) -> bool:
-    return any(v.__class__ is str and len(v) > LONG_TEXT for v in item.values())
+def _dumps(value: Any) -> bytes:
+    """Compact JSON; values JSON has no type for are written as their `str` (what sidecars always did)."""
+    return orjson.dumps(value, default=str)
+
+
+def _is_long(value: Any) -> bool:
+    return value.__class__ is str and len(value) > LONG_TEXT
 
 
 def _long_item(out: _Buffer, item: dict[str, Any]) -> Iterator[bytes]:
@@ -88,16 +116,13 @@ def _long_item(out: _Buffer, item: dict[str, Any]) -> Iterator[bytes]:
     for key, value in item.items():
         out.key(sep, key, b":")
         sep = b","
-        if value.__class__ is not str or len(value) <= LONG_TEXT:
+        if not _is_long(value):
             out.add(value)
             continue
+        out.raw(b'"')
         for start in range(0, len(value), LONG_TEXT):  # a str slice never splits a code point
-            at = len(out.data)
-            out.add(value[start:start + LONG_TEXT])  # '"<slice>"': one string made of all slices
-            out.data.pop()  # its closing quote
-            if start:
-                del out.data[at]  # and, after the first slice, its opening quote
+            out.raw(_dumps(value[start:start + LONG_TEXT])[1:-1])  # one string made of all slices
             if out.full():
                 yield out.take()
-        out.data += b'"'
-    out.data += b"}"
+        out.raw(b'"')
+    out.raw(b"}")

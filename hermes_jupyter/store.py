@@ -31,6 +31,8 @@ from .titles import UNTITLED, subtitle
 log = logging.getLogger(__name__)
 
 INDEX_NAME = "_index.json"
+#: Message keys whose text may be long (joined from many journal rows): the sidecar writes them in slices.
+LONG_TEXT_KEYS = ("content", "reasoning")
 #: Seconds a changed index may wait before it is written (it is a cache, rebuilt from sidecars).
 INDEX_WRITE_DELAY_S = 0.5
 
@@ -227,7 +229,7 @@ class SessionStore:
             data["updated_at"] = time.time()
         path = self.path(session.session_id)
         try:
-            atomic_write(path, iter_object(data))  # encoded as it is written: never whole in memory
+            atomic_write(path, iter_object(data, LONG_TEXT_KEYS))  # encoded as written: never whole in memory
         except BaseException:
             self._cache.pop(session.session_id, None)
             raise
