@@ -233,7 +233,8 @@ def bench_recovery(root: Path, quick: bool, *, memory: bool = True) -> dict[str,
 def compare_recovery(root: Path, quick: bool, rev: str, rounds: int = 3) -> dict[str, object]:
     """`bench_recovery` of this code and of the code at `rev`, in subprocesses taking turns (so both see
     the same machine load); per timing the best round, memory from the first round. The base revision
-    is extracted with `git archive` into a temp dir (nothing of it is kept) and skips 1M events."""
+    is extracted with `git archive` into a temp dir (nothing of it is kept) and skips 1M events. Timings
+    are also compared round by round: the median of the per-round ratios."""
     repo = Path(__file__).resolve().parent.parent
     commit = subprocess.run(["git", "rev-parse", rev], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
     code = root / "base-code"
@@ -257,7 +258,13 @@ def compare_recovery(root: Path, quick: bool, rev: str, rounds: int = 3) -> dict
         for key, value in ours.items()
         if isinstance(value, (int, float)) and isinstance(base.get(key), (int, float)) and float(base[key]) > 0  # type: ignore[arg-type]
     }
-    return {"ours": ours, "base": base, "ours_over_base": ratios, "rounds": rounds}
+    paired = {  # round by round (the two ran back to back, so they saw the same load), then the median
+        key: round(statistics.median(float(o[key]) / float(b[key]) for o, b in zip(runs["ours"], runs["base"])), 3)  # type: ignore[arg-type]
+        for key in ours
+        if key.endswith("_ms") and all(key in b and float(b[key]) > 0 for b in runs["base"])  # type: ignore[arg-type]
+    }
+    return {"ours": ours, "base": base, "ours_over_base": ratios, "ours_over_base_median_of_rounds": paired,
+            "rounds": rounds}
 
 
 def _best(results: list[dict[str, object]]) -> dict[str, object]:
