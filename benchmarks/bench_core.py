@@ -4,7 +4,7 @@
   limit for the writer's own I/O shape (an orjson envelope per event + `write(2)` + a group-commit fsync thread);
 - bytes on disk of a settled 2,000-token answer (its journal sealed), next to the live journal's size;
 - recovery of an interrupted run with 10k / 100k / 1M journal events: time, and peak memory in one untimed
-  pass; the same measurements of the base revision's code (default: the merge base with main), extracted
+  pass (with long tokens, and what it holds besides their text; with short model tokens); the same measurements of the base revision's code (default: the merge base with main), extracted
   with `git archive` into a temp dir and run in a subprocess in the same run, give the ratios;
 - session listing with 10k sessions (warm index and cold start).
 
@@ -220,8 +220,10 @@ def bench_recovery(root: Path, quick: bool, *, memory: bool = True) -> dict[str,
         out[f"recover_{events}_events_ms"] = round(statistics.median(times) * 1000, 2)
         out[f"recover_{events}_us_per_event"] = round(statistics.median(times) * 1e6 / events, 3)
         if memory:
-            out[f"recover_{events}_peak_mb"] = recovery_peak_mb(root / f"rec-{events}-mem", events)
-            out[f"recover_{events}_text_mb"] = round(events * 48 / 50 * len(TOKEN["text"]) / 1e6, 1)
+            peak, text = recovery_peak_mb(root / f"rec-{events}-mem", events), events * 48 / 50 * len(TOKEN["text"]) / 1e6
+            out[f"recover_{events}_peak_mb"] = peak
+            out[f"recover_{events}_text_mb"] = round(text, 1)
+            out[f"recover_{events}_peak_over_text_mb"] = round(peak - text, 1)  # what recovery holds besides the answer
             out[f"recover_{events}_peak_mb_short_tokens"] = recovery_peak_mb(
                 root / f"rec-{events}-mem-short", events, SHORT_TOKEN
             )
@@ -231,7 +233,8 @@ def bench_recovery(root: Path, quick: bool, *, memory: bool = True) -> dict[str,
 def compare_recovery(root: Path, quick: bool, rev: str, rounds: int = 3) -> dict[str, object]:
     """`bench_recovery` of this code and of the code at `rev`, in subprocesses taking turns (so both see
     the same machine load); per timing the best round, memory from the first round. The base revision
-    is extracted with `git archive` into a temp dir (nothing of it is kept) and skips 1M events."""
+    is extracted with `git archive` into a temp dir (nothing of it is kept) and skips 1M events. Timings
+    are also compared round by round: the median of the per-round ratios."""
     repo = Path(__file__).resolve().parent.parent
     commit = subprocess.run(["git", "rev-parse", rev], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
     code = root / "base-code"
@@ -255,7 +258,13 @@ def compare_recovery(root: Path, quick: bool, rev: str, rounds: int = 3) -> dict
         for key, value in ours.items()
         if isinstance(value, (int, float)) and isinstance(base.get(key), (int, float)) and float(base[key]) > 0  # type: ignore[arg-type]
     }
-    return {"ours": ours, "base": base, "ours_over_base": ratios, "rounds": rounds}
+    paired = {  # round by round (the two ran back to back, so they saw the same load), then the median
+        key: round(statistics.median(float(o[key]) / float(b[key]) for o, b in zip(runs["ours"], runs["base"])), 3)  # type: ignore[arg-type]
+        for key in ours
+        if key.endswith("_ms") and all(key in b and float(b[key]) > 0 for b in runs["base"])  # type: ignore[arg-type]
+    }
+    return {"ours": ours, "base": base, "ours_over_base": ratios, "ours_over_base_median_of_rounds": paired,
+            "rounds": rounds}
 
 
 def _best(results: list[dict[str, object]]) -> dict[str, object]:

@@ -31,6 +31,13 @@ ERROR: Final = "error"
 #: The first row of a run that continues an interrupted one: `{continues: <run_id>}` (CONTRACT §10).
 CONTINUATION: Final = "continuation"
 
+#: Every event name, in the order the labextension's generated `EVENTS` lists them
+#: (`scripts/generate_ts_types.py`): a new event type is a constant above and a name here.
+EVENT_NAMES: Final = (
+    TOKEN, REASONING, INTERIM_ASSISTANT, TOOL, TOOL_COMPLETE, APPROVAL, PLAN, CLARIFY, USAGE, COMPACTION, STATUS,
+    PROPOSAL, CONTINUATION, DONE, CANCEL, APPERROR, STREAM_END, ERROR,
+)
+
 #: Events that end a run. `stream_end`/`error` are accepted from foreign
 #: journals (the peer writes them) but our engine never emits them.
 TERMINAL_EVENTS: Final = frozenset({DONE, CANCEL, APPERROR, STREAM_END, ERROR})

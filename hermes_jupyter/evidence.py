@@ -39,7 +39,7 @@ class Evidence:
 
     @property
     def has_visible_output(self) -> bool:
-        return self.fold is not None and self.fold.snapshot().has_output
+        return self.fold is not None and self.fold.has_output
 
     @property
     def still_arriving(self) -> bool:
@@ -53,11 +53,16 @@ class Evidence:
         """The journal is there, nobody writes it any more, and it shows nothing to recover."""
         return self.exists and not self.read_failed and not self.writer_alive and not self.has_visible_output
 
-    def transcript(self, cause: str = "unknown") -> Transcript | None:
-        """The run's closed transcript: ended by its terminal row, else by the verdict `cause`."""
+    def transcript(self, cause: str = "unknown", *, take: bool = False) -> Transcript | None:
+        """The run's closed transcript: ended by its terminal row, else by the verdict `cause`.
+
+        `take` hands the rows over (`TranscriptFold.take`): a merge that consumes them frees
+        each as it goes, so recovery never holds the fold's rows and the session's at once.
+        """
         if self.fold is None:
             return None
-        return self.fold.snapshot(None if self.fold.terminal is not None else Verdict(cause=cause))
+        verdict = None if self.fold.terminal is not None else Verdict(cause=cause)
+        return self.fold.take(verdict) if take else self.fold.snapshot(verdict)
 
 
 def read_evidence(journals: Journals, session_id: str, run_id: str) -> Evidence:

@@ -14,6 +14,7 @@ import os
 import stat
 import threading
 from pathlib import Path
+from typing import Iterable
 
 #: errno values that mean "no room left": the disk, or this user's quota.
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
@@ -56,19 +57,22 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
     """Replace `path` with `data` so a crash leaves either the old or the new file.
 
-    On failure the temp file is removed and the error propagates; the old file
-    is left intact.
+    `data` may come in pieces (an encoder's output as it goes), so a large file is
+    never held whole in memory. On failure (also an error raised by the pieces'
+    producer) the temp file is removed and the error propagates; the old file is
+    left intact.
     """
     tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}.{threading.get_ident()}")
     _unlink_quietly(tmp)  # a leftover of a crashed writer (or a planted link): never written through
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        for piece in (data,) if isinstance(data, bytes) else data:
+            view = memoryview(piece)
+            while view:
+                view = view[os.write(fd, view):]
         os.fsync(fd)
     except BaseException:
         os.close(fd)

@@ -23,6 +23,7 @@ import orjson
 
 from .fsio import atomic_write, ensure_dir, read_bytes_nofollow
 from .ids import is_valid_id, new_session_id, validate_id
+from .jsonstream import iter_object
 from .listing import ListingOrder, Page
 from .schemas import check_index
 from .titles import UNTITLED, subtitle
@@ -30,6 +31,8 @@ from .titles import UNTITLED, subtitle
 log = logging.getLogger(__name__)
 
 INDEX_NAME = "_index.json"
+#: Message keys whose text may be long (joined from many journal rows): the sidecar writes them in slices.
+LONG_TEXT_KEYS = ("content", "reasoning")
 #: Seconds a changed index may wait before it is written (it is a cache, rebuilt from sidecars).
 INDEX_WRITE_DELAY_S = 0.5
 
@@ -231,6 +234,9 @@ class SessionStore:
     def save(self, session: Session, *, touch: bool = True) -> None:
         """Write the sidecar atomically (tmp + fsync + rename + dir fsync), then cache and index it.
 
+        The JSON is encoded piece by piece into the temp file (`jsonstream`), so a long
+        transcript costs no second copy of itself in memory.
+
         `touch=False` is for maintenance (repair, retries): it must not reorder the listing.
         A failed save changes nothing others can see: the session leaves the cache (so
         the next read is the sidecar as it still is on disk) and the error propagates.
@@ -241,7 +247,7 @@ class SessionStore:
             data["updated_at"] = time.time()
         path = self.path(session.session_id)
         try:
-            atomic_write(path, orjson.dumps(data, option=orjson.OPT_INDENT_2, default=str))
+            atomic_write(path, iter_object(data, LONG_TEXT_KEYS))  # encoded as written: never whole in memory
         except BaseException:
             self._cache.pop(session.session_id, None)
             raise

@@ -256,9 +256,9 @@ def settle_recovered(session: Session, run_id: str | None, verdict: RecoveryVerd
         turn = current_user_turn(session)
         if turn is None:
             turn = append_recovered_user_turn(session)
-        transcript = verdict.evidence.transcript()
-        if run_id and transcript is not None:
-            merge(session, transcript, turn, dedupe=True)
+        transcript = verdict.evidence.transcript(take=True) if run_id else None
+        if transcript is not None:
+            merge(session, transcript, turn, dedupe=True, consume=True)
     else:
         _settle_recovered_interrupted(session, run_id, verdict)
     if verdict.disk_full:
@@ -303,10 +303,12 @@ def recover_output(
     session: Session, run_id: str | None, evidence: Evidence, turn: int, *, dedupe: bool, cause: str = "unknown"
 ) -> tuple[bool, bool]:
     """Append the journal's output of this turn; returns (output recovered, terminal error recovered)."""
-    transcript = evidence.transcript(cause)
-    if not run_id or transcript is None:
+    if not run_id:
         return False, False
-    output = merge(session, transcript, turn, dedupe=dedupe)
+    transcript = evidence.transcript(cause, take=True)  # handed over: each row is freed once merged
+    if transcript is None:
+        return False, False
+    output = merge(session, transcript, turn, dedupe=dedupe, consume=True)
     terminal_error = recoverable_terminal_error(evidence, session.session_id, run_id)
     if terminal_error is None:
         return output, False

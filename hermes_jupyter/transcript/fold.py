@@ -21,6 +21,7 @@ from .rows import (
     MarkerRow,
     NoteLevel,
     NoteRow,
+    OUTPUT_ROWS,
     PlanItem,
     PlanRow,
     PROPOSAL_ACTIONS,
@@ -36,7 +37,8 @@ from .rows import (
     row_id,
 )
 
-#: Open-segment text pieces kept before they are joined into one string (bounds the list, not the text).
+#: Open-segment text pieces kept before they are joined into one block (bounds the list, not the text).
+#: Blocks are joined once, when the segment closes: the text is never copied while it grows.
 _JOIN_EVERY: Final = 4096
 #: What an approval nobody answered before the run ended is resolved to.
 UNANSWERED_CHOICE: Final = "deny"
@@ -56,6 +58,7 @@ class TranscriptFold:
         self._rows: list[Row] = []
         self._meta: dict[str, SegmentMeta | ToolMeta] = {}
         self._parts: list[str] = []
+        self._blocks: list[str] = []  # the open segment's earlier pieces, `_JOIN_EVERY` at a time
         self._reasoning: list[str] = []
         self._first_ts: float | None = None
         self._segment = 0
@@ -67,6 +70,7 @@ class TranscriptFold:
         #: The run this one continues (its first row says so), else None.
         self.continues: str | None = None
         self._proposals: set[str] = set()
+        self._taken: bool | None = None  # set by `take`: whether the rows handed over showed output
         self._handlers: dict[str, Callable[[JournalRow], None]] = {
             events.REASONING: self._on_reasoning,
             events.INTERIM_ASSISTANT: self._on_interim,
@@ -88,7 +92,7 @@ class TranscriptFold:
 
         The loop keeps its state in locals: it runs once per journal row.
         """
-        parts = self._parts
+        parts, blocks = self._parts, self._blocks
         append = parts.append
         token, join_every = events.TOKEN, _JOIN_EVERY
         last = self.last_seq
@@ -106,7 +110,8 @@ class TranscriptFold:
                     if need_ts:
                         self._first_ts, need_ts = row.created_at, False
                     if len(parts) > join_every:
-                        parts[:] = ["".join(parts)]
+                        blocks.append("".join(parts))
+                        parts.clear()
                 continue
             self.last_seq = last
             self._other(row)
@@ -143,6 +148,8 @@ class TranscriptFold:
         (marker or note) is the last row. Otherwise the open segment is shown as it
         stands and the status is `running`.
         """
+        if self._taken is not None:
+            raise RuntimeError("this fold's transcript was handed over (take)")
         if self.terminal is None and verdict is None:
             rows = self._rows + self._open_segment_rows()
             return self._transcript("running", rows)
@@ -150,6 +157,27 @@ class TranscriptFold:
         self._resolve_unanswered()
         status, ending = self._ending(verdict)
         return self._transcript(status, self._rows + ending)
+
+    def take(self, verdict: Verdict | None = None) -> Transcript:
+        """The final transcript (as `snapshot`), handed over: the fold forgets its rows, so whoever
+        consumes the transcript (recovery's merge) can free each row as it goes. Later snapshots refuse."""
+        transcript = self.snapshot(verdict)
+        self._taken = transcript.has_output
+        self._rows, self._meta = [], {}
+        self._tools.clear()
+        self._approvals.clear()
+        self._clarify.clear()
+        self._plan = self._usage = None
+        return transcript
+
+    @property
+    def has_output(self) -> bool:
+        """Whether the run shows any output so far (what `snapshot().has_output` says, without building it)."""
+        if self._taken is not None:
+            return self._taken
+        return any(isinstance(r, OUTPUT_ROWS) for r in self._rows) or any(
+            piece and not piece.isspace() for piece in (*self._blocks, *self._parts, *self._reasoning)
+        )
 
     def distrust_terminal(self) -> None:
         """Forget the terminal row (recovery found later terminal evidence that is not ours)."""
@@ -192,7 +220,7 @@ class TranscriptFold:
 
     # -- text segments -------------------------------------------------------------------------
     def _open_segment_rows(self) -> list[Row]:
-        text, reasoning = "".join(self._parts).strip(), "".join(self._reasoning).strip()
+        text, reasoning = _joined_stripped(self._blocks + self._parts), _joined_stripped(self._reasoning)
         return self._segment_rows(self._segment, text, reasoning)
 
     def _segment_rows(self, n: int, text: str, reasoning: str) -> list[Row]:
@@ -205,8 +233,10 @@ class TranscriptFold:
 
     def _flush(self) -> None:
         """Close the open text segment: its reasoning row, then its assistant row (empty ones are no rows)."""
-        text, reasoning = "".join(self._parts).strip(), "".join(self._reasoning).strip()
+        self._blocks.extend(self._parts)
         self._parts.clear()
+        text, reasoning = _joined_stripped(self._blocks), _joined_stripped(self._reasoning)
+        self._blocks.clear()
         self._reasoning.clear()
         started, self._first_ts = self._first_ts, None
         rows = self._segment_rows(self._segment, text, reasoning)
@@ -238,7 +268,8 @@ class TranscriptFold:
         payload = row.payload
         text = payload.get("text")
         if not payload.get("already_streamed") and isinstance(text, str) and text.strip():
-            if self._parts and not self._parts[-1][-1:].isspace():
+            last = self._parts or self._blocks
+            if last and not last[-1][-1:].isspace():
                 self._parts.append("\n\n")
             self._parts.append(text)
             if self._first_ts is None:
@@ -385,6 +416,21 @@ def fold(
     folder = TranscriptFold(run_id, session_id)
     folder.feed(rows)
     return folder.snapshot(verdict)
+
+
+def _joined_stripped(pieces: list[str]) -> str:
+    """`"".join(pieces).strip()`, but the text is built once: the ends are stripped piece by piece first."""
+    start, end = 0, len(pieces)
+    while start < end and not pieces[start].strip():
+        start += 1
+    while end > start and not pieces[end - 1].strip():
+        end -= 1
+    if start == end:
+        return ""
+    if end - start == 1:
+        return pieces[start].strip()
+    head, tail = pieces[start].lstrip(), pieces[end - 1].rstrip()
+    return "".join([head, *pieces[start + 1:end - 1], tail])
 
 
 def _carried_marker(run_id: str, value: Any) -> MarkerRow | None:

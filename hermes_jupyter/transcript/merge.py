@@ -16,7 +16,7 @@ partial answer's context row, so the model's history holds one answer, not two.
 from __future__ import annotations
 
 import time
-from typing import Any, Final
+from typing import Any, Final, Iterator
 
 from ..store import Session
 from .context import append_to_context, cut_args, existing_tool_card, normalize_text
@@ -42,13 +42,17 @@ MIN_CONTAINED_DEDUPE_CHARS: Final = 24
 class Merge:
     """One merge of one transcript into one session (see `merge`)."""
 
-    def __init__(self, session: Session, transcript: Transcript, turn_start: int, *, dedupe: bool, recovered: bool):
+    def __init__(
+        self, session: Session, transcript: Transcript, turn_start: int, *, dedupe: bool, recovered: bool,
+        consume: bool = False,
+    ):
         self.session = session
         self.t = transcript
         self.run_id = transcript.run_id
         self.turn_start = turn_start
         self.dedupe = dedupe
         self.recovered = recovered
+        self.consume = consume
         self.output = False
         self._existing = len(session.messages)
         self._cards_before = list(session.tool_calls)
@@ -67,8 +71,9 @@ class Merge:
 
     def run(self) -> bool:
         reasoning: ReasoningRow | None = None  # a segment's reasoning row waits for its assistant row
-        for row in self.t.rows:
+        for row in _drain(self.t.rows) if self.consume else self.t.rows:
             if isinstance(row, AssistantRow) and reasoning is not None and _segment_of(reasoning) == _segment_of(row):
+                self._meta(row)  # the segment's meta is its reasoning row's
                 self._segment(reasoning, row.text, reasoning.text)
                 reasoning = None
                 continue
@@ -87,7 +92,7 @@ class Merge:
 
     # -- segments --------------------------------------------------------------------------------
     def _segment(self, first: Row, content: str, reasoning: str = "") -> None:
-        meta = self.t.meta.get(first.id)
+        meta = self._meta(first)
         started = meta.started_at if isinstance(meta, SegmentMeta) else None
         messages = self.session.messages
         idx = self._match(content, reasoning) if self.dedupe else None
@@ -150,13 +155,14 @@ class Merge:
     # -- cards -----------------------------------------------------------------------------------
     def _card(self, row: Row) -> None:
         card = session_card(row)
+        meta = self._meta(row)
         if card is None:
             return
         if isinstance(row, ProposalRow):
             card["status"] = decision_of(row, self.session.proposal_decisions)
         anchor = self._anchor()
         if self.dedupe:
-            found = self._existing_card(row, card)
+            found = self._existing_card(row, card, meta)
             if found is not None:
                 if not found.get("done") and card.get("done"):
                     found.update({k: v for k, v in card.items() if k not in ("args", "assistant_msg_idx")})
@@ -166,9 +172,14 @@ class Merge:
         self.session.tool_calls.append(card)
         self.output = True
 
-    def _existing_card(self, row: Row, card: dict[str, Any]) -> dict[str, Any] | None:
+    def _meta(self, row: Row) -> SegmentMeta | ToolMeta | None:
+        """The row's merge facts; a consuming merge takes them out of the transcript."""
+        return self.t.meta.pop(row.id, None) if self.consume else self.t.meta.get(row.id)
+
+    def _existing_card(
+        self, row: Row, card: dict[str, Any], meta: SegmentMeta | ToolMeta | None
+    ) -> dict[str, Any] | None:
         if isinstance(row, ToolRow):
-            meta = self.t.meta.get(row.id)
             first = meta.first_preview if isinstance(meta, ToolMeta) else row.preview
             tid = None if row.tid.startswith("journal-") else row.tid
             return existing_tool_card(self._cards_before, row.name, first, self.run_id, tid=tid, turn_start=self.turn_start)
@@ -211,6 +222,14 @@ def session_card(row: Row) -> dict[str, Any] | None:
     if isinstance(row, ProposalRow):
         return proposal_card(row)
     return None  # usage, notes and the marker live elsewhere in a session (its counters, its marker row)
+
+
+def _drain(rows: list[Row]) -> Iterator[Row]:
+    """The rows in order, each leaving the list as it is yielded (the list ends empty)."""
+    rows.reverse()
+    pop = rows.pop
+    while rows:
+        yield pop()
 
 
 # -- continuations ------------------------------------------------------------------------------
@@ -277,12 +296,16 @@ def _segment_of(row: Row) -> str:
     return row.id.rsplit(":", 1)[-1]
 
 
-def merge(session: Session, transcript: Transcript, turn_start: int, *, dedupe: bool = False, recovered: bool = True) -> bool:
+def merge(
+    session: Session, transcript: Transcript, turn_start: int, *, dedupe: bool = False, recovered: bool = True,
+    consume: bool = False,
+) -> bool:
     """Append a transcript's segments and cards to the session's current turn; True if anything was added.
 
     `turn_start` is the index of the turn's user row: with `dedupe` only rows of this
     turn (or rows tagged with this run) may absorb the transcript's text, never an
     earlier turn's identical answer. `recovered` tags rows as recovered from the
-    journal; a live settle tags them with `_run_id` instead.
+    journal; a live settle tags them with `_run_id` instead. `consume` empties the transcript as
+    it goes (recovery, with `Evidence.transcript(take=True)`): each row is freed once merged.
     """
-    return Merge(session, transcript, turn_start, dedupe=dedupe, recovered=recovered).run()
+    return Merge(session, transcript, turn_start, dedupe=dedupe, recovered=recovered, consume=consume).run()

@@ -10,46 +10,13 @@ import type { IMarkerRow, IPlanItem, ProposalAction, ProposalStatus, TranscriptR
 export const RUN_MIME_TYPE = 'application/vnd.hermes.run+json';
 
 /**
- * Journal event names (CONTRACT §4, §9): spelled here once, the union is closed.
- * `stream_end`/`error` are terminal rows foreign journals may carry.
+ * Journal event names (CONTRACT §4, §9), terminal events and states: generated from
+ * the Python (`generated.ts`). `stream_end`/`error` are terminal rows foreign journals may carry.
  */
-export const EVENTS = {
-  token: 'token',
-  reasoning: 'reasoning',
-  interimAssistant: 'interim_assistant',
-  tool: 'tool',
-  toolComplete: 'tool_complete',
-  approval: 'approval',
-  plan: 'plan',
-  clarify: 'clarify',
-  usage: 'usage',
-  compaction: 'compaction',
-  status: 'status',
-  proposal: 'proposal',
-  done: 'done',
-  cancel: 'cancel',
-  apperror: 'apperror',
-  streamEnd: 'stream_end',
-  error: 'error'
-} as const;
-
-export type EventName = (typeof EVENTS)[keyof typeof EVENTS];
-
-/** Events that end a run. */
-export const TERMINAL_EVENTS: ReadonlySet<string> = new Set<EventName>([
-  EVENTS.done,
-  EVENTS.cancel,
-  EVENTS.apperror,
-  EVENTS.streamEnd,
-  EVENTS.error
-]);
-
-export type TerminalState =
-  | 'completed'
-  | 'interrupted-by-user'
-  | 'interrupted-by-crash'
-  | 'errored'
-  | 'tool_limit_reached';
+export { EVENTS, TERMINAL_EVENTS } from './generated';
+export type { EventName, RunStatus, TerminalState } from './generated';
+import { TERMINAL_EVENTS } from './generated';
+import type { EventName, RunStatus, TerminalState } from './generated';
 
 /** One line of `runs/<sid>/<run_id>.jsonl`, as sent by the events route and the stream. */
 export interface IJournalRow {
@@ -65,14 +32,6 @@ export interface IJournalRow {
   terminal_state: TerminalState | null;
   payload: { [key: string]: unknown };
 }
-
-/** Run status of `GET runs/{run_id}`, of the transcript and of the notebook run bundle. */
-export type RunStatus =
-  | 'running'
-  | 'completed'
-  | 'interrupted'
-  | 'cancelled'
-  | 'errored';
 
 /** `GET runs/{run_id}`; `marker` is the run's verdict marker once settled (or null). */
 export interface IRunInfo {

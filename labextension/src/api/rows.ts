@@ -2,134 +2,39 @@
  * Transcript rows: the shape the server's fold and our live fold both produce
  * (docs/transcript.md). Every row has a `kind` and a deterministic `id`; ids
  * never collide across kinds. Rows are immutable: a change makes a new object,
- * so views skip rows whose identity did not change.
+ * so views skip rows whose identity did not change. The rows' types are
+ * generated from the Python rows (`generated.ts`, docs/extending.md).
  */
 import type { IAttachment } from './contract';
 
-export interface IAssistantRow {
-  kind: 'assistant';
-  id: string;
-  text: string;
-}
+export type {
+  CardStatus,
+  IApprovalRow,
+  IAssistantRow,
+  IClarifyRow,
+  INoteRow,
+  IPlanItem,
+  IPlanRow,
+  IReasoningRow,
+  IToolRow,
+  IUsageRow,
+  MarkerVariant,
+  NoteLevel,
+  NoteVariant,
+  PlanStatus as PlanItemStatus,
+  ProposalAction,
+  ProposalStatus,
+  IProposalRow,
+  ToolStatus,
+  TranscriptRow
+} from './generated';
+import type { IAssistantRow, IMarkerRow as IFoldedMarkerRow, TranscriptRow } from './generated';
 
-export interface IReasoningRow {
-  kind: 'reasoning';
-  id: string;
-  text: string;
-}
-
-export type ToolStatus = 'running' | 'done' | 'error';
-
-export interface IToolRow {
-  kind: 'tool';
-  id: string;
-  tid: string;
-  name: string;
-  args: { [key: string]: unknown } | null;
-  preview: string | null;
-  status: ToolStatus;
-  duration_s: number | null;
-}
-
-export type CardStatus = 'pending' | 'resolved';
-
-export interface IApprovalRow {
-  kind: 'approval';
-  id: string;
-  approval_id: string;
-  description: string | null;
-  command: string | null;
-  choices: string[];
-  status: CardStatus;
-  choice: string | null;
-  reason: string | null;
-}
-
-export interface IClarifyRow {
-  kind: 'clarify';
-  id: string;
-  clarify_id: string;
-  question: string;
-  choices: string[];
-  status: CardStatus;
-  answer: string | null;
-}
-
-export type PlanItemStatus = 'pending' | 'in_progress' | 'completed';
-
-export interface IPlanItem {
-  text: string;
-  status: PlanItemStatus;
-}
-
-export interface IPlanRow {
-  kind: 'plan';
-  id: string;
-  items: IPlanItem[];
-}
-
-export interface IUsageRow {
-  kind: 'usage';
-  id: string;
-  input_tokens: number;
-  output_tokens: number;
-  cached_tokens: number | null;
-  cost_usd: number | null;
-  duration_s: number | null;
-  model: string | null;
-}
-
-export interface INoteRow {
-  kind: 'note';
-  id: string;
-  variant: 'status' | 'compaction';
-  level: 'info' | 'warning';
-  text: string;
-}
-
-export type ProposalAction = 'insert_below' | 'insert_end' | 'replace';
-export type ProposalStatus = 'pending' | 'accepted' | 'rejected';
-
-/** A cell the agent proposes; the user accepts (applied in the open notebook, never run) or rejects it. */
-export interface IProposalRow {
-  kind: 'proposal';
-  id: string;
-  proposal_id: string;
-  action: ProposalAction;
-  /** The target cell (insert_below, replace); null for insert_end. */
-  cell_id: string | null;
-  cell_type: 'code' | 'markdown';
-  source: string;
-  /** The target cell's source when proposed (replace), for the diff. */
-  old_source: string | null;
-  /** The server's record of the decision; the journal always says pending. */
-  status: ProposalStatus;
-}
-
-export type MarkerVariant = 'interrupted' | 'cancelled' | 'error';
-
-export interface IMarkerRow {
-  kind: 'marker';
-  id: string;
-  variant: MarkerVariant;
-  /** Markdown, worded by the server. */
-  text: string;
-  cause: string | null;
-  /** Display only (a view sets it, a fold never does): this answer can be continued from here. */
+/** A marker as a view shows it: `continuable` is set by views (never by a fold) on the one marker
+ * whose answer Continue can pick up. */
+export interface IMarkerRow extends IFoldedMarkerRow {
   continuable?: boolean;
 }
-
-export type TranscriptRow =
-  | IAssistantRow
-  | IReasoningRow
-  | IToolRow
-  | IApprovalRow
-  | IClarifyRow
-  | IPlanRow
-  | IUsageRow
-  | INoteRow
-  | IProposalRow
-  | IMarkerRow;
 
 /** The user's turn: shown by the sidebar only (a run's transcript starts after it). */
 export interface IUserRow {
@@ -151,7 +56,7 @@ export interface IStoredAssistantRow extends IAssistantRow {
   recovered?: boolean;
 }
 
-export type DisplayRow = TranscriptRow | IUserRow | IStoredAssistantRow;
+export type DisplayRow = TranscriptRow | IUserRow | IStoredAssistantRow | IMarkerRow;
 
 /** The plain text of a message `content`, which may be a list of parts. */
 export function contentText(content: unknown): string {

@@ -1,0 +1,128 @@
+"""A JSON object encoded a piece at a time, so a long sidecar is never held encoded in memory.
+
+`store.save` hands these pieces to `fsio.atomic_write`, which writes them to the temp file
+as they come: a session's encoding costs one buffer (`FLUSH_BYTES`) of memory, not its size.
+List items are encoded `BATCH` at a time (one orjson call, one line of the file: an orjson
+result carries a few kB of spare room, so one per item would cost more than the items), and
+the pieces are joined once per flush. The layout is one key of the object per line. A string longer
+than `LONG_TEXT` chars under one of the `long_keys` of a list item (a long answer, joined
+from many journal rows; any single row's strings are capped far below) is encoded slice by
+slice, so it is never materialised a second time as JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Iterator
+
+import orjson
+
+#: Encoded bytes gathered before a piece is handed on.
+FLUSH_BYTES: Final = 256 * 1024
+#: List items encoded in one call (one line of the file).
+BATCH: Final = 64
+#: Strings longer than this (chars) inside a list item are encoded slice by slice.
+LONG_TEXT: Final = 256 * 1024
+
+
+
+class _Buffer:
+    """Encoded bytes waiting to be handed on: exact-size pieces, joined once per flush."""
+
+    __slots__ = ("parts", "size")
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def raw(self, data: bytes) -> None:
+        self.parts.append(data)
+        self.size += len(data)
+
+    def add(self, value: Any) -> None:
+        self.raw(_dumps(value))
+
+    def key(self, sep: bytes, key: str, colon: bytes) -> None:
+        """`sep`, the key as JSON, then `colon`: the start of one member of an object."""
+        self.raw(sep + _dumps(key) + colon)
+
+    def full(self) -> bool:
+        return self.size >= FLUSH_BYTES
+
+    def take(self) -> bytes:
+        piece = b"".join(self.parts)
+        self.parts.clear()
+        self.size = 0
+        return piece
+
+
+def iter_object(data: dict[str, Any], long_keys: tuple[str, ...] = ()) -> Iterator[bytes]:
+    """The JSON of `data`, in pieces of about `FLUSH_BYTES` (an encoding error is raised mid-way).
+
+    `long_keys`: the keys of list items whose strings may be long (texts joined from many
+    journal rows); they alone are checked, so the check costs two lookups an item, not a scan.
+    """
+    out = _Buffer()
+    sep = b"{\n  "
+    for key, value in data.items():
+        out.key(sep, key, b": ")
+        sep = b",\n  "
+        if isinstance(value, list) and value:
+            yield from _list(out, value, long_keys)
+        else:
+            out.add(value)
+    out.raw(b"{}" if not data else b"\n}")
+    yield out.take()
+
+
+def _list(out: _Buffer, items: list[Any], long_keys: tuple[str, ...]) -> Iterator[bytes]:
+    """`BATCH` items a line, each batch in one orjson call; an item with a long text alone, in slices."""
+    sep, start, limit = b"[\n    ", 0, LONG_TEXT
+    for end, item in enumerate(items):
+        long = False
+        if item.__class__ is dict:
+            for key in long_keys:  # inline: this runs once per message
+                text = item.get(key)
+                if text.__class__ is str and len(text) > limit:
+                    long = True
+        if not long and end - start < BATCH:
+            continue
+        if end > start:
+            out.raw(sep + _dumps(items[start:end])[1:-1])
+            sep = b",\n    "
+        start = end
+        if long:
+            out.raw(sep)
+            yield from _long_item(out, item)
+            sep, start = b",\n    ", end + 1
+        if out.full():
+            yield out.take()
+    if len(items) > start:
+        out.raw(sep + _dumps(items[start:])[1:-1])
+    out.raw(b"\n  ]")
+
+
+def _dumps(value: Any) -> bytes:
+    """Compact JSON; values JSON has no type for are written as their `str` (what sidecars always did)."""
+    return orjson.dumps(value, default=str)
+
+
+def _is_long(value: Any) -> bool:
+    return value.__class__ is str and len(value) > LONG_TEXT
+
+
+def _long_item(out: _Buffer, item: dict[str, Any]) -> Iterator[bytes]:
+    """A list item holding a long string: its other values whole, the string slice by slice."""
+    sep = b"{"
+    for key, value in item.items():
+        out.key(sep, key, b":")
+        sep = b","
+        if not _is_long(value):
+            out.add(value)
+            continue
+        out.raw(b'"')
+        for start in range(0, len(value), LONG_TEXT):  # a str slice never splits a code point
+            out.raw(_dumps(value[start:start + LONG_TEXT])[1:-1])  # one string made of all slices
+            if out.full():
+                yield out.take()
+        out.raw(b'"')
+    out.raw(b"}")
