@@ -365,10 +365,22 @@ class HermesMagics(Magics):
                 break
             cell.feed(rows)
             wait_s = max(0.01, cell.tick())
-        if cell.output.terminal is not None:
-            cell.finish()  # the same rows and renderer as the server's bundle route: the same bytes
+        self._finish(cell)
+
+    def _finish(self, cell: LiveCell) -> None:
+        """End the cell with its static bundle: the kernel's own render of the rows (the same rows and
+        renderer as the server's bundle route: the same bytes), or the server's bundle when the run has no
+        terminal row (its verdict) or continues another (the whole answer, every part)."""
+        if cell.output.terminal is None:
+            cell.finish(bundle=self.client.bundle(cell.output.run_id))
+        elif not cell.output.continues:
+            cell.finish()
         else:
-            cell.finish(bundle=self.client.bundle(cell.output.run_id))  # no terminal row: the server's verdict
+            try:
+                bundle = self.client.bundle(cell.output.run_id)
+            except Exception:  # noqa: BLE001 - without the server's bundle the cell keeps this part's own render
+                bundle = None
+            cell.finish(bundle=bundle)
 
     def _stop_after_interrupt(self, cell: LiveCell, run_id: str) -> None:
         """■ during a run: the cell ends with the partial output and the server's cancel note, no traceback.
@@ -399,7 +411,7 @@ class HermesMagics(Magics):
                     time.sleep(0.05)
         finally:
             if cell.output.terminal is not None:
-                cell.finish(bundle=self._server_bundle(cell))
+                self._finish(cell)
             else:
                 cell.finish()
 

@@ -11,7 +11,7 @@ const marker = (id: string, variant: IMarkerRow['variant']): IMarkerRow =>
   ({ kind: 'marker', id, variant, text: '**Task cancelled.**', cause: null });
 const user: DisplayRow = { kind: 'user', id: 'u', text: 'count to 9' };
 const answer: DisplayRow = { kind: 'assistant', id: 'a', text: '1 2 3' };
-const flagged = (rows: DisplayRow[]) => rows.filter(r => r.kind === 'marker' && r.continuable).map(r => r.id);
+const flagged = (rows: DisplayRow[]) => rows.filter(r => r.kind === 'marker' && (r as IMarkerRow).continuable).map(r => r.id);
 
 test('only the marker that ends the session is continuable, and only while idle', () => {
   const rows = [user, answer, marker('m1', 'cancelled'), answer, marker('m2', 'interrupted')];
