@@ -1,0 +1,110 @@
+"""What clients read of runs: status, transcript, bundle, the settled message, journal pages.
+
+The read side of `RunManager`, kept apart so the engine module holds admission, the
+worker and settling. Every view goes through `run_transcript`: one fold of the
+journal, closed by recovery's verdict for a dead run, with the session's decisions
+on proposed cells laid over it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+import msgspec
+
+from ..evidence import read_transcript
+from ..ids import validate_id
+from ..journal import Journals
+from ..notebook.outputs import MimeBundle, final_bundle
+from ..recovery import Recovery
+from ..store import SessionStore
+from ..transcript import Transcript, part_reader, whole_answer
+from ..transcript.proposals import with_decisions
+from .fanout import Observer, RunObservers
+from .proposals import decide as decide_proposal, session_decisions
+from .status import RunStatusIndex
+
+if TYPE_CHECKING:
+    from .run import Run
+
+T = TypeVar("T")
+
+
+class RunViews:
+    """Read-only views of runs, live or settled (mixed into `RunManager`, which sets the fields)."""
+
+    io: ThreadPoolExecutor
+    journals: Journals
+    observers: RunObservers
+    recovery: Recovery
+    status: RunStatusIndex
+    store: SessionStore
+    _runs: dict[str, Run]
+
+    async def offload(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run blocking store or journal work on the manager's small I/O pool."""
+        return await asyncio.get_running_loop().run_in_executor(self.io, functools.partial(fn, *args, **kwargs))
+
+    async def read_events(self, run_id: str, after_seq: int, limit: int) -> dict[str, Any]:
+        """A page of a run's journal lines: `{events, next_seq, terminal}` (docs/api.md)."""
+        status = self.run_status(run_id)
+        result = await self.offload(self.journals.read, status["session_id"], run_id, after_seq=after_seq, limit=limit)
+        terminal = result.terminal is not None or (status["status"] != "running" and result.next_seq >= status["last_seq"])
+        return {"events": result.rows, "next_seq": result.next_seq, "terminal": terminal}
+
+    # -- observers and status ------------------------------------------------------------------
+    def attach(self, run_id: str, after_seq: int = 0, *, heartbeat_s: float | None = None) -> Observer:
+        validate_id(run_id, "run id")
+        run = self._runs.get(run_id)
+        session_id = run.session_id if run else self.status.session_of(run_id)
+        return self.observers.attach(session_id, run_id, after_seq, heartbeat_s=heartbeat_s)
+
+    def run_status(self, run_id: str, *, with_marker: bool = False) -> dict[str, Any]:
+        """`{run_id, session_id, status, last_seq}`, plus `marker` (the marker row or None) when asked:
+        that costs a read of the journal for a run that did not complete."""
+        validate_id(run_id, "run id")
+        run = self._runs.get(run_id)
+        if run is not None:  # running, or settling/stopping: its terminal row is not journaled yet
+            out = {"run_id": run_id, "session_id": run.session_id, "status": "running", "last_seq": run.channel.last_seq}
+        else:
+            out = self.status.describe(run_id)
+        if with_marker:
+            marker = None if out["status"] in ("running", "completed") else self.run_transcript(run_id).marker
+            out["marker"] = msgspec.to_builtins(marker) if marker is not None else None
+        return out
+
+    def run_transcript(self, run_id: str) -> Transcript:
+        """The run as every view shows it; a dead run without a terminal row is closed by recovery's verdict."""
+        validate_id(run_id, "run id")
+        run = self._runs.get(run_id)
+        session_id = run.session_id if run is not None else self.status.session_of(run_id)
+        transcript = read_transcript(
+            self.journals, session_id, run_id, live=run is not None,
+            verdict_of=lambda: self.recovery.verdict(session_id, run_id),
+        )
+        return with_decisions(transcript, session_decisions(self.store, session_id))
+
+    async def decide_proposal(self, run_id: str, proposal_id: str, decision: str) -> dict[str, Any]:
+        """Keep the user's decision on a proposed cell (runs/proposals.py); the proposal row as JSON."""
+        transcript = await self.offload(self.run_transcript, run_id)
+        return await self.offload(decide_proposal, self.store, transcript, proposal_id, decision)
+
+    def run_bundle(self, run_id: str) -> MimeBundle:
+        """The cell bundle of a run, from the one renderer (what every notebook writer writes)."""
+        return self._bundle(self.run_transcript(run_id))
+
+    def _bundle(self, transcript: Transcript) -> MimeBundle:
+        """A continuation's cell shows the whole answer: the parts it continues, then its own rows."""
+        return final_bundle(whole_answer(transcript, part_reader(self.run_transcript)))
+
+    def settled_message(self, run_id: str) -> dict[str, Any]:
+        """The last message of a run stream: the server's verdict, so no client has to poll (docs/api.md)."""
+        transcript = self.run_transcript(run_id)
+        return {
+            "settled": True, "run_id": run_id, "session_id": transcript.session_id, "status": transcript.status,
+            "transcript": transcript.to_json(), "bundle": self._bundle(transcript),
+        }
+
