@@ -202,6 +202,10 @@ def test_server_side_recovery_with_the_notebook_open_keeps_collaborators_edits(
     # the room (collaboration on) or refuses to rewrite a file open with a kernel (off); either
     # way A's typing meanwhile is kept, and the run has one output everywhere.
     a, b, collaboration = team
+    if not collaboration:
+        # Known open bug (issue 18): without collaboration, the views of a run interrupted while
+        # no kernel followed it keep "streaming" after the marker arrives. Fails until fixed.
+        pytest.xfail("without collaboration, a view of a run interrupted unwatched stays streaming")
     server = a.server
     name = "team-recover.ipynb"
     kernel = server.jupyter("POST", "api/kernels", {"name": "python3"}).json()

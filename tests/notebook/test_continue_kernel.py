@@ -13,7 +13,7 @@ from hermes_jupyter.notebook.outputs import RUN_MIME, WIDGET_MIME
 from .kernels import hermes_notebook, hermes_outputs, own_kernel, wait_for_seq
 from .server_process import ServerProcess, server_fixture
 
-slow_server = server_fixture(token_delay=0.005)
+slow_server = server_fixture(token_delay=0.02)  # a count outlasts a kernel interrupt on a loaded machine
 N = 300
 
 

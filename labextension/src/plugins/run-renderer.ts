@@ -13,7 +13,7 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 
 import { HermesClient } from '../api/client';
 import { RUN_MIME_TYPE } from '../api/contract';
-import { FollowerPool } from '../model/follower-pool';
+import { FollowerPool, KEEP_UNUSED_MS } from '../model/follower-pool';
 import { ServerRecovery } from '../model/server-recovery';
 import { collaborationOn } from '../model/shared-notebook';
 import { RunOutputRenderer } from '../widgets/run-output';
@@ -33,7 +33,8 @@ export const runRendererPlugin: JupyterFrontEndPlugin<void> = {
     tracker: INotebookTracker | null
   ) => {
     const client = new HermesClient(app.serviceManager.serverSettings);
-    const followers = new FollowerPool(client);
+    const shared = () => collaborationOn(tracker);
+    const followers = new FollowerPool(client, KEEP_UNUSED_MS, shared);
     const recovery = new ServerRecovery(client);
     const panelOf = (renderer: RunOutputRenderer): NotebookPanel | null =>
       tracker?.find(panel => panel.node.contains(renderer.node)) ?? null;
@@ -44,7 +45,6 @@ export const runRendererPlugin: JupyterFrontEndPlugin<void> = {
       }
     };
     const notebookPath = (renderer: RunOutputRenderer) => panelOf(renderer)?.context.localPath ?? null;
-    const shared = () => collaborationOn(tracker);
     const factory: IRenderMime.IRendererFactory = {
       safe: true,
       mimeTypes: [RUN_MIME_TYPE],

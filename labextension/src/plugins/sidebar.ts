@@ -117,21 +117,27 @@ function showPanel(app: JupyterFrontEnd, id: string): void {
   }
 }
 
+/** How long (ms) the shortcut keeps the caret in the composer while the panel settles. */
+const FOCUS_MS = 2000;
+
 /**
  * Once the panel is laid out (it may just have been shown), give the composer the focus. The chat
  * may re-render the composer while its sessions load, which drops the focus to the page body: for
- * about a second, put it back then, but never take it from an element the user chose meanwhile.
+ * two seconds, put it back then, but never take it from an element the user chose meanwhile.
  */
-function focusComposer(node: HTMLElement, frames = 60): void {
+function focusComposer(node: HTMLElement, until = Date.now() + FOCUS_MS): void {
   requestAnimationFrame(() => {
     const input = node.querySelector<HTMLTextAreaElement>('.jp-HermesComposer-input');
     const active = document.activeElement;
-    const lost = !active || active === document.body || !active.isConnected;
-    if (input && active !== input && (lost || frames === 60)) {
+    // Activating the panel focuses its own node, and a re-render may drop the focus: both
+    // count as lost. Focus the user moved into another widget stays where they put it.
+    const lost = !active || active === document.body || !active.isConnected || active === node;
+    const first = until - Date.now() >= FOCUS_MS - 20;
+    if (input && active !== input && (lost || first)) {
       input.focus();
     }
-    if (frames > 0 && (lost || active === input || !input)) {
-      focusComposer(node, frames - 1);
+    if (Date.now() < until && (lost || active === input || !input)) {
+      focusComposer(node, until);
     }
   });
 }
