@@ -195,7 +195,7 @@ def test_a_kernel_restart_mid_stream_leaves_one_interrupted_output(team: tuple[L
 
 
 def test_server_side_recovery_with_the_notebook_open_keeps_collaborators_edits(
-    team: tuple[LabPage, LabPage, bool],
+    team: tuple[LabPage, LabPage, bool], request: pytest.FixtureRequest,
 ) -> None:
     # A run cut off while nobody watched (its kernel shut down), saved mid-run in a notebook that
     # both collaborators then have open, each with the kernel. POST notebooks/recover goes through
@@ -204,8 +204,9 @@ def test_server_side_recovery_with_the_notebook_open_keeps_collaborators_edits(
     a, b, collaboration = team
     if not collaboration:
         # Known open bug (issue 18): without collaboration, the views of a run interrupted while
-        # no kernel followed it keep "streaming" after the marker arrives. Fails until fixed.
-        pytest.xfail("without collaboration, a view of a run interrupted unwatched stays streaming")
+        # no kernel followed it may keep "streaming" after its marker arrives. It runs, and shows
+        # XPASS once fixed.
+        request.applymarker(pytest.mark.xfail(reason="a view of a run interrupted unwatched may stay streaming"))
     server = a.server
     name = "team-recover.ipynb"
     kernel = server.jupyter("POST", "api/kernels", {"name": "python3"}).json()
