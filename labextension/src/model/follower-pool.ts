@@ -23,22 +23,13 @@ interface IEntry {
 }
 
 export class FollowerPool {
-  /** `sharing`: whether views share followers now (under collaboration); otherwise each view has its own. */
   constructor(
     private _client: HermesClient,
-    private _keepMs = KEEP_UNUSED_MS,
-    private _sharing: () => boolean = () => true
+    private _keepMs = KEEP_UNUSED_MS
   ) {}
 
   /** The run's follower (started), shared; give it back with `release`. */
   acquire(runId: string, live: boolean): RunFollower {
-    if (!this._sharing()) {
-      // Without collaboration a view is replaced only when its output is: its own follower
-      // is enough, and `release` disposes it (it is in no entry).
-      const own = new RunFollower({ client: this._client, runId, live });
-      void own.start();
-      return own;
-    }
     const entry = this._entries.get(runId);
     if (entry && entry.follower.state !== 'failed' && !entry.follower.isDisposed) {
       if (entry.timer !== null) {
@@ -65,7 +56,7 @@ export class FollowerPool {
 
   /** The last view's markup of a run, or null. */
   lastView(runId: string): string | null {
-    return this._sharing() ? this._entries.get(runId)?.view ?? null : null;
+    return this._entries.get(runId)?.view ?? null;
   }
 
   /** One view stopped using the follower; it is disposed once unused for a while. */

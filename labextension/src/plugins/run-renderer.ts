@@ -13,7 +13,7 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 
 import { HermesClient } from '../api/client';
 import { RUN_MIME_TYPE } from '../api/contract';
-import { FollowerPool, KEEP_UNUSED_MS } from '../model/follower-pool';
+import { FollowerPool } from '../model/follower-pool';
 import { ServerRecovery } from '../model/server-recovery';
 import { collaborationOn } from '../model/shared-notebook';
 import { RunOutputRenderer } from '../widgets/run-output';
@@ -34,7 +34,7 @@ export const runRendererPlugin: JupyterFrontEndPlugin<void> = {
   ) => {
     const client = new HermesClient(app.serviceManager.serverSettings);
     const shared = () => collaborationOn(tracker);
-    const followers = new FollowerPool(client, KEEP_UNUSED_MS, shared);
+    const followers = new FollowerPool(client);
     const recovery = new ServerRecovery(client);
     const panelOf = (renderer: RunOutputRenderer): NotebookPanel | null =>
       tracker?.find(panel => panel.node.contains(renderer.node)) ?? null;
