@@ -211,12 +211,17 @@ export class HermesClient {
     return this.request('GET', ['runs', runId, 'events'], undefined, query);
   }
 
-  /** Every journal row after `afterSeq`, read page by page. */
-  async readAllEvents(runId: string, afterSeq = 0): Promise<IJournalRow[]> {
+  /**
+   * Every journal row after `afterSeq`, read page by page. With `catchUp`, stop at
+   * the first page shorter than asked: the caller streams the rest from there. A live
+   * run grows while it is read, so reading until an empty page can chase it to its end
+   * on a slow machine (the view then stays "loading" for the whole run).
+   */
+  async readAllEvents(runId: string, afterSeq = 0, catchUp = false): Promise<IJournalRow[]> {
     const rows: IJournalRow[] = [];
     let cursor = afterSeq;
     for (;;) {
-      const page = await this.getRunEvents(runId, cursor);
+      const page = await this.getRunEvents(runId, cursor, EVENTS_PAGE_LIMIT);
       const fresh = (page.events ?? []).filter(row => row.seq > cursor);
       rows.push(...fresh);
       if (fresh.length === 0) {
@@ -226,7 +231,7 @@ export class HermesClient {
       cursor = last.seq;
       // A page may be shorter than asked (a server-side cap), so only an empty
       // page or the terminal row proves the end.
-      if (isTerminalRow(last)) {
+      if (isTerminalRow(last) || (catchUp && fresh.length < EVENTS_PAGE_LIMIT)) {
         return rows;
       }
     }

@@ -123,7 +123,7 @@ export class RunFollower implements IDisposable {
   private async _readFirst(): Promise<IJournalRow[]> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this._client.readAllEvents(this.runId, 0);
+        return await this._client.readAllEvents(this.runId, 0, this._live);
       } catch (error) {
         const missing = error instanceof HermesApiError && error.isNotFound;
         if (missing && (await this._waitWhileQueued())) {
