@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Locator, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from ..server_process import TOKEN, JupyterServerProcess
 
@@ -93,6 +94,12 @@ _RUN_OUTPUT_TOKENS_JS = """([n]) => {
   const text = msg ? msg.innerText.trim() : '';
   return !!text && text.split(/\\s+/).length >= n;
 }"""
+
+
+_RUN_OUTPUT_STATES_JS = """() => [...document.querySelectorAll('[data-testid=hermes-run-output]')].map(out => ({
+  status: out.dataset.status, follow: out.dataset.followState, run: out.dataset.runId,
+  visible: out.getClientRects().length > 0, words: out.innerText.trim().split(/\\s+/).length,
+}))"""
 
 
 # Installed before any page script: remember every WebSocket the page opens, so a test can
@@ -326,7 +333,15 @@ class LabPage:
         return self.page.locator(RUN_OUTPUT).first
 
     def wait_run_output_status(self, status: str, timeout_s: float = 30) -> None:
-        self.page.wait_for_selector(f"{RUN_OUTPUT}[data-status={status}]", timeout=timeout_s * 1000)
+        """Wait for a hermes output with `status`; on timeout, say what every output shows instead."""
+        try:
+            self.page.wait_for_selector(f"{RUN_OUTPUT}[data-status={status}]", timeout=timeout_s * 1000)
+        except PlaywrightTimeout:
+            raise AssertionError(f"no hermes output became {status}; the outputs show {self.run_output_states()}") from None
+
+    def run_output_states(self) -> list[dict[str, Any]]:
+        """What each hermes output of the page shows: status, follow state, run id, visibility, words."""
+        return list(self.page.evaluate(_RUN_OUTPUT_STATES_JS))
 
     def wait_run_output_marker(self, kind: str, timeout_s: float = 30) -> None:
         self.page.wait_for_selector(f"{RUN_OUTPUT} .jp-HermesMarker[data-kind={kind}]", timeout=timeout_s * 1000)

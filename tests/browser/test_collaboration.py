@@ -122,7 +122,7 @@ def save_and_count(a: LabPage, b: LabPage, name: str, status: str, collaboration
     saved = wait_saved(a.server, name, status)
     if not collaboration:  # B keeps the model it loaded: it sees the run once it opens the saved file
         b.open_notebook(name, kernel=True)
-        b.page.wait_for_selector(f"{RUN_OUTPUT}[data-status={status}]")
+        b.wait_run_output_status(status, timeout_s=60)
     counts = (sum(model_outputs(a)), sum(model_outputs(b)), len(saved))
     print(f"\n[{'collaboration' if collaboration else 'alone'}] {name}: outputs A={counts[0]} B={counts[1]} "
           f"saved={counts[2]}")
@@ -194,19 +194,12 @@ def test_a_kernel_restart_mid_stream_leaves_one_interrupted_output(team: tuple[L
     assert is_count_prefix(partial) and output["data"]["text/markdown"].startswith(partial)
 
 
-def test_server_side_recovery_with_the_notebook_open_keeps_collaborators_edits(
-    team: tuple[LabPage, LabPage, bool], request: pytest.FixtureRequest,
-) -> None:
+def test_server_side_recovery_with_the_notebook_open_keeps_collaborators_edits(team: tuple[LabPage, LabPage, bool]) -> None:
     # A run cut off while nobody watched (its kernel shut down), saved mid-run in a notebook that
     # both collaborators then have open, each with the kernel. POST notebooks/recover goes through
     # the room (collaboration on) or refuses to rewrite a file open with a kernel (off); either
     # way A's typing meanwhile is kept, and the run has one output everywhere.
     a, b, collaboration = team
-    if not collaboration:
-        # Known open bug (issue 18): without collaboration, the views of a run interrupted while
-        # no kernel followed it may keep "streaming" after its marker arrives. It runs, and shows
-        # XPASS once fixed.
-        request.applymarker(pytest.mark.xfail(reason="a view of a run interrupted unwatched may stay streaming"))
     server = a.server
     name = "team-recover.ipynb"
     kernel = server.jupyter("POST", "api/kernels", {"name": "python3"}).json()
