@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 from ..events import JournalRow
 from ..notebook.outputs import DEFAULT_DEAD_CAUSE, RunOutput, final_bundle, live_bundle, view_state
 from ..transcript import Transcript
+from ..wording import RUN_CONTROLS
 
 STATIC = Path(__file__).with_name("static")
 #: Seconds between two widget updates: at most 10 comm messages a second per cell.
@@ -48,6 +49,8 @@ def _make_widget_class() -> type[Any] | None:
         session_id = Unicode("").tag(sync=True)
         base_path = Unicode("/").tag(sync=True)
         state = Dict().tag(sync=True)
+        #: The button words every client shares (hermes_jupyter/wording.py).
+        words = Dict(default_value=dict(RUN_CONTROLS)).tag(sync=True)
 
     return RunWidget
 

@@ -224,9 +224,13 @@ class LabPage:
         return self.last_message_text()
 
     def wait_idle(self, timeout_s: float = 30) -> None:
-        """Wait until no turn streams: the chat is idle and Send is back in place of Stop."""
+        """Wait until no turn streams: the chat is idle, Send is back in place of Stop, and every
+        reply shows its last text (markdown renders asynchronously)."""
         self.page.wait_for_selector(f"{CHAT}[data-status=idle]", timeout=timeout_s * 1000)
         self.page.wait_for_selector(SEND, timeout=timeout_s * 1000)
+        self.page.wait_for_function(
+            "(sel) => !document.querySelector(sel)", arg=f"{TRANSCRIPT} [data-rendering=true]", timeout=timeout_s * 1000,
+        )
 
     def chat_status(self) -> str | None:
         return self.page.get_attribute(CHAT, "data-status")

@@ -152,15 +152,17 @@ function render({ model, el }) {
   status.className = "hermes-status";
   const stop = document.createElement("button");
   stop.className = "hermes-stop";
-  stop.textContent = "Stop";
-  stop.title = "Cancel this run on the server (the partial output is kept)";
+  // The words every client shares (hermes_jupyter/wording.py), sent with the widget.
+  const words = model.get("words") || {};
+  stop.textContent = words.stop;
+  stop.title = words.stop_title;
   const error = document.createElement("span");
   error.className = "hermes-error";
   // Continue: an answer that ended interrupted or stopped carries on as a new run on the server.
   const resume = document.createElement("button");
   resume.className = "hermes-continue";
-  resume.textContent = "Continue";
-  resume.title = "Let the agent carry on from where this answer stopped";
+  resume.textContent = words.continue;
+  resume.title = words.continue_title;
   footer.append(status, stop, resume, error);
   el.append(body, ending, footer);
 
@@ -273,13 +275,14 @@ function render({ model, el }) {
     ending.hidden = !state.ending;
     const running = (state.status || "running") === "running";
     status.textContent = state.queued
-      ? "queued: starts when the answer before it ends"
+      ? words.queued
       : running ? `● streaming… (${state.seq || 0} events)` : `hermes · ${state.status}`;
     status.dataset.status = state.queued ? "queued" : state.status || "running";
     stop.hidden = !running;
     resume.hidden = state.status !== "cancelled" && state.status !== "interrupted";
     stop.disabled = stopping;
-    stop.textContent = stopping ? "Stopping…" : state.queued ? "Remove from queue" : "Stop";
+    stop.textContent = stopping ? words.stopping : state.queued ? words.unqueue : words.stop;
+    stop.title = state.queued ? words.unqueue_title : words.stop_title;
   }
 
   model.on("change:state", update);

@@ -5,6 +5,7 @@
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import React, { useContext, useState } from 'react';
 
+import { RUN_CONTROLS as W } from '../../api/generated';
 import { IMarkerRow } from '../../api/rows';
 import { Markdown } from '../messages/markdown';
 import { CardActions } from './card-actions';
@@ -46,10 +47,10 @@ function ContinueButton(): JSX.Element | null {
       className="jp-Button jp-mod-accept jp-mod-styled jp-HermesMarker-continue"
       data-testid="hermes-continue"
       disabled={busy}
-      title="Let the agent carry on from where this answer stopped"
+      title={W.continueTitle}
       onClick={click}
     >
-      {busy ? 'Continuing…' : 'Continue'}
+      {busy ? W.continuing : W.continue}
     </button>
   );
 }

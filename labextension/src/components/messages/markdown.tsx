@@ -64,6 +64,8 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
   const busy = useRef(false);
   const streamingRef = useRef(streaming);
   streamingRef.current = streaming;
+  /** Ends the pause between two streaming renders early (the stream ended: show the final text now). */
+  const wake = useRef<(() => void) | null>(null);
 
   function request(value: string): void {
     if (value !== requested.current) {
@@ -91,12 +93,25 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
   }, [rendermime]);
 
   useEffect(() => request(text), [text]);
+  useEffect(() => {
+    if (!streaming) {
+      wake.current?.();
+    }
+  }, [streaming]);
+
+  /** `data-rendering` says a newer text is still to be shown (tests and screenshots wait for it). */
+  function setRendering(value: boolean): void {
+    if (host.current) {
+      host.current.dataset.rendering = value ? 'true' : 'false';
+    }
+  }
 
   async function pump(): Promise<void> {
     if (busy.current) {
       return;
     }
     busy.current = true;
+    setRendering(true);
     try {
       while (latest.current !== null && renderer.current) {
         const widget = renderer.current;
@@ -118,11 +133,19 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
           remember(cacheKey, value, widget.node.innerHTML);
         }
         if (streamingRef.current) {
-          await new Promise(resolve => setTimeout(resolve, STREAM_RENDER_INTERVAL_MS));
+          await new Promise<void>(resolve => {
+            const timer = setTimeout(resolve, STREAM_RENDER_INTERVAL_MS);
+            wake.current = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake.current = null;
         }
       }
     } finally {
       busy.current = false;
+      setRendering(false);
     }
   }
 

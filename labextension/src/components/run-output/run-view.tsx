@@ -7,6 +7,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import React, { useState } from 'react';
 
 import { IRunOutputPayload } from '../../api/contract';
+import { RUN_CONTROLS as W } from '../../api/generated';
 import { RunFollower } from '../../model/run-follower';
 import { CardActions } from '../cards/card-actions';
 import { Markdown } from '../messages/markdown';
@@ -110,12 +111,10 @@ function StopButton(props: { follower: RunFollower; queued: boolean }): JSX.Elem
       className="jp-Button jp-mod-warn jp-mod-styled jp-HermesRunOutput-stop"
       data-testid="hermes-run-stop"
       disabled={stopping}
-      title={failed ? `The run could not be stopped: ${failed}` : props.queued
-        ? 'Take this message off the queue: it is not sent'
-        : 'Stop this run and keep what it wrote so far'}
+      title={failed ? `The run could not be stopped: ${failed}` : props.queued ? W.unqueueTitle : W.stopTitle}
       onClick={stop}
     >
-      {stopping ? 'Stopping…' : failed ? 'Stop (try again)' : props.queued ? 'Remove from queue' : 'Stop'}
+      {stopping ? W.stopping : failed ? W.stopAgain : props.queued ? W.unqueue : W.stop}
     </button>
   );
 }
@@ -128,10 +127,10 @@ function ContinueButton(props: { onContinue: () => Promise<void> }): JSX.Element
       className="jp-Button jp-mod-accept jp-mod-styled jp-HermesRunOutput-continue"
       data-testid="hermes-run-continue"
       disabled={busy}
-      title={failed ?? 'Let the agent carry on from where this answer stopped, in this cell'}
+      title={failed ?? W.continueTitle}
       onClick={click}
     >
-      {busy ? 'Continuing…' : failed ? 'Continue (try again)' : 'Continue'}
+      {busy ? W.continuing : failed ? W.continueAgain : W.continue}
     </button>
   );
 }
