@@ -125,5 +125,53 @@ def test_a_fresh_checkout_builds_the_labextension_while_pip_fetches_the_dependen
     calls = (root / ".venv" / "calls.log").read_text().splitlines()
     installs = [c for c in calls if "pip install" in c and not c.endswith(" uv")]
     assert installs[-1].endswith("--no-build-isolation -e .")
-    assert npm_log.read_text().splitlines() == ["npm install --no-audit --no-fund", "npm run build"]
+    assert npm_log.read_text().splitlines() == ["npm ci --no-audit --no-fund", "npm run build"]  # from the lock file
     assert pip_installs(root, env=env) == 0
+
+
+SYSTEM_PYTHON = """#!/bin/sh
+# The machine's python: makes the stand-in venv, and its pip can install into another python.
+echo "$*" >>"$SYSTEM_LOG"
+case "$*" in
+  "-m venv"*)
+    mkdir -p .venv/bin && cp "$FAKE_VENV_PYTHON" .venv/bin/python && chmod +x .venv/bin/python ;;
+  "-m pip --python .venv/bin/python install"*" uv")
+    [ -z "$NO_SYSTEM_PIP" ] || exit 1
+    .venv/bin/python -m pip install uv ;;
+esac
+"""
+
+
+def fresh_machine(tmp_path: Path, *, system_pip: bool) -> tuple[Path, dict[str, str], Path]:
+    """A checkout without .venv, and the machine's python as a stand-in that logs its calls."""
+    root = checkout(tmp_path)
+    shutil.rmtree(root / ".venv")
+    fake_venv_python = tmp_path / "venv-python"
+    fake_venv_python.write_text(FAKE_PYTHON)
+    system = tmp_path / "python3.11"
+    system.write_text(SYSTEM_PYTHON)
+    system.chmod(0o755)
+    log = tmp_path / "system.log"
+    env = {**os.environ, "PYTHON": str(system), "SYSTEM_LOG": str(log), "FAKE_VENV_PYTHON": str(fake_venv_python)}
+    if not system_pip:
+        env["NO_SYSTEM_PIP"] = "1"
+    return root, env, log
+
+
+def test_a_new_venv_is_made_without_pip_and_gets_uv_from_the_systems_pip(tmp_path: Path) -> None:
+    root, env, log = fresh_machine(tmp_path, system_pip=True)
+    assert pip_installs(root, env=env) == 1
+    assert log.read_text().splitlines() == [
+        "-m venv --without-pip .venv",
+        "-m pip --python .venv/bin/python install --disable-pip-version-check -q uv",
+    ]
+    calls = (root / ".venv" / "calls.log").read_text().splitlines()
+    assert [c for c in calls if "pip install" in c][-1].startswith("uv pip install")
+
+
+def test_without_the_systems_pip_the_venv_gets_its_own_pip(tmp_path: Path) -> None:
+    root, env, log = fresh_machine(tmp_path, system_pip=False)
+    assert pip_installs(root, env=env) == 1
+    assert log.read_text().splitlines()[-1] == "-m venv .venv"  # the usual venv, with pip
+    calls = (root / ".venv" / "calls.log").read_text().splitlines()
+    assert "-m pip install --disable-pip-version-check -q uv" in calls  # uv from the venv's own pip
