@@ -25,6 +25,9 @@ def test_shortcut_opens_the_sidebar_with_the_composer_focused_and_the_palette_li
     lab.page.wait_for_function(f"document.activeElement === document.querySelector('{COMPOSER}')")
 
     lab.execute("apputils:activate-command-palette")
+    # As a person does: type once the palette's box has the caret (and it keeps it: the sidebar
+    # gives up the focus when another command runs).
+    lab.page.wait_for_function("document.activeElement && document.activeElement.matches('.lm-CommandPalette-input')")
     lab.page.keyboard.type("Hermes Chat")
     # The palette lists the command with its shortcut next to it (read in one go: it re-renders as it filters).
     lab.page.wait_for_function(

@@ -68,7 +68,7 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IHermesChat> = {
       caption: 'Show the Hermes chat and put the cursor in its message box',
       execute: () => {
         show();
-        focusComposer(panel.node);
+        focusComposer(panel.node, app.commands);
       }
     });
     app.commands.addCommand(CommandIDs.newSession, {
@@ -76,7 +76,7 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IHermesChat> = {
       execute: async () => {
         show();
         await panel.newSession();
-        focusComposer(panel.node);
+        focusComposer(panel.node, app.commands);
       }
     });
     if (PageConfig.getOption('notebookPage') === 'notebooks') {
@@ -118,26 +118,50 @@ function showPanel(app: JupyterFrontEnd, id: string): void {
 }
 
 /** How long (ms) the shortcut keeps the caret in the composer while the panel settles. */
-const FOCUS_MS = 2000;
+const FOCUS_MS = 5000;
 
 /**
- * Once the panel is laid out (it may just have been shown), give the composer the focus. The chat
- * may re-render the composer while its sessions load, which drops the focus to the page body: for
- * two seconds, put it back then, but never take it from an element the user chose meanwhile.
+ * Once the panel is laid out (it may just have been shown), give the composer the focus, and keep
+ * it there while the panel settles: the chat may re-render the composer while its sessions load
+ * (the focus drops to the page body), and on a slow machine the shell may focus something else
+ * before the composer is even drawn. Until the composer has had the focus once, anything else
+ * holding it counts as lost; after that, only the body, a removed element or the panel itself do.
+ * A click or a key press elsewhere, or any other command run meanwhile (the palette, say), ends it
+ * at once: that choice wins.
  */
-function focusComposer(node: HTMLElement, until = Date.now() + FOCUS_MS): void {
-  requestAnimationFrame(() => {
-    const input = node.querySelector<HTMLTextAreaElement>('.jp-HermesComposer-input');
+function focusComposer(node: HTMLElement, commands: JupyterFrontEnd['commands'], until = Date.now() + FOCUS_MS): void {
+  const input = () => node.querySelector<HTMLTextAreaElement>('.jp-HermesComposer-input');
+  let focusedOnce = false;
+  let userMoved = false;
+  const onUser = (event: Event) => {
+    const target = event.target;
+    if (!(target instanceof Node) || !input()?.contains(target)) {
+      userMoved = true;
+    }
+  };
+  const onCommand = (_: unknown, args: { id: string }) => {
+    if (args.id !== CommandIDs.open && args.id !== CommandIDs.newSession) {
+      userMoved = true;
+    }
+  };
+  document.addEventListener('pointerdown', onUser, true);
+  document.addEventListener('keydown', onUser, true);
+  commands.commandExecuted.connect(onCommand);
+  const tick = () => {
+    const box = input();
     const active = document.activeElement;
-    // Activating the panel focuses its own node, and a re-render may drop the focus: both
-    // count as lost. Focus the user moved into another widget stays where they put it.
-    const lost = !active || active === document.body || !active.isConnected || active === node;
-    const first = until - Date.now() >= FOCUS_MS - 20;
-    if (input && active !== input && (lost || first)) {
-      input.focus();
+    focusedOnce = focusedOnce || (!!box && active === box);
+    const lost = !active || active === document.body || !active.isConnected || active === node || !focusedOnce;
+    if (userMoved || Date.now() >= until || (box && active !== box && !lost)) {
+      document.removeEventListener('pointerdown', onUser, true);
+      document.removeEventListener('keydown', onUser, true);
+      commands.commandExecuted.disconnect(onCommand);
+      return;
     }
-    if (Date.now() < until && (lost || active === input || !input)) {
-      focusComposer(node, until);
+    if (box && active !== box) {
+      box.focus();
     }
-  });
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
 }
