@@ -50,7 +50,7 @@ async def through_server(server: JupyterServerProcess, clients: int, tokens: int
     """Each client starts its run and attaches at once, so latency is delivery, not backlog.
 
     The clients are aiohttp's (its WebSocket frames are parsed in C): with tornado's pure-Python
-    client, this process's own queueing doubled the measured p99 (29-39 ms against 15-19 ms here).
+    client, this process's own queueing doubled the measured p99 (29-41 ms against 15-19 ms here).
     """
     import aiohttp
     import yarl

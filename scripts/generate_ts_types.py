@@ -52,15 +52,20 @@ def _literal_aliases(*modules: Any) -> dict[frozenset[object], str]:
 ALIASES = _literal_aliases(rows, events)
 
 
+def _string(value: object) -> str:
+    """A TypeScript string literal (single quotes, as the rest of the labextension writes them)."""
+    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def _literal(values: tuple[object, ...]) -> str:
-    return " | ".join(f"'{v}'" for v in values)
+    return " | ".join(_string(v) for v in values)
 
 
 def _alias(name: str, values: tuple[object, ...]) -> str:
     one_line = f"export type {name} = {_literal(values)};"
     if len(one_line) <= 100:
         return one_line
-    return f"export type {name} =\n" + "\n".join(f"  | '{v}'" for v in values) + ";"
+    return f"export type {name} =\n" + "\n".join(f"  | {_string(v)}" for v in values) + ";"
 
 
 def _ts(t: mi.Type) -> str:
@@ -87,7 +92,7 @@ def _ts(t: mi.Type) -> str:
 def _interface(info: mi.StructType) -> Iterator[str]:
     yield f"export interface I{info.cls.__name__} {{"
     if info.tag_field is not None:
-        yield f"  {info.tag_field}: '{info.tag}';"
+        yield f"  {info.tag_field}: {_string(info.tag)};"
     for f in info.fields:
         yield f"  {f.encode_name}: {_ts(f.type)};"
     yield "}"
@@ -126,7 +131,7 @@ def _event_types() -> Iterator[str]:
     yield "export const EVENTS = {"
     names = list(events.EVENT_NAMES)
     for i, name in enumerate(names):
-        yield f"  {_camel(name)}: '{name}'{',' if i < len(names) - 1 else ''}"
+        yield f"  {_camel(name)}: {_string(name)}{',' if i < len(names) - 1 else ''}"
     yield "} as const;"
     yield ""
     yield "export type EventName = (typeof EVENTS)[keyof typeof EVENTS];"
@@ -148,8 +153,7 @@ def _wording() -> Iterator[str]:
     yield "export const RUN_CONTROLS = {"
     items = list(wording.RUN_CONTROLS.items())
     for i, (key, text) in enumerate(items):
-        quoted = "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-        yield f"  {_camel(key)}: {quoted}{',' if i < len(items) - 1 else ''}"
+        yield f"  {_camel(key)}: {_string(text)}{',' if i < len(items) - 1 else ''}"
     yield "} as const;"
     yield ""
 

@@ -33,7 +33,6 @@ export const runRendererPlugin: JupyterFrontEndPlugin<void> = {
     tracker: INotebookTracker | null
   ) => {
     const client = new HermesClient(app.serviceManager.serverSettings);
-    const shared = () => collaborationOn(tracker);
     const followers = new FollowerPool(client);
     const recovery = new ServerRecovery(client);
     const panelOf = (renderer: RunOutputRenderer): NotebookPanel | null =>
@@ -45,6 +44,7 @@ export const runRendererPlugin: JupyterFrontEndPlugin<void> = {
       }
     };
     const notebookPath = (renderer: RunOutputRenderer) => panelOf(renderer)?.context.localPath ?? null;
+    const shared = () => collaborationOn(tracker);
     const factory: IRenderMime.IRendererFactory = {
       safe: true,
       mimeTypes: [RUN_MIME_TYPE],
