@@ -31,10 +31,10 @@ class _Buffer:
     __slots__ = ("parts", "size")
 
     def __init__(self) -> None:
-        self.parts: list[bytes] = []
+        self.parts: list[bytes | memoryview] = []
         self.size = 0
 
-    def raw(self, data: bytes) -> None:
+    def raw(self, data: bytes | memoryview) -> None:
         self.parts.append(data)
         self.size += len(data)
 
@@ -76,29 +76,32 @@ def iter_object(data: dict[str, Any], long_keys: tuple[str, ...] = ()) -> Iterat
 
 def _list(out: _Buffer, items: list[Any], long_keys: tuple[str, ...]) -> Iterator[bytes]:
     """`BATCH` items a line, each batch in one orjson call; an item with a long text alone, in slices."""
-    sep, start, limit = b"[\n    ", 0, LONG_TEXT
-    for end, item in enumerate(items):
-        long = False
-        if item.__class__ is dict:
-            for key in long_keys:  # inline: this runs once per message
-                text = item.get(key)
-                if text.__class__ is str and len(text) > limit:
-                    long = True
-        if not long and end - start < BATCH:
-            continue
-        if end > start:
-            out.raw(sep + _dumps(items[start:end])[1:-1])
-            sep = b",\n    "
-        start = end
-        if long:
+    sep = b"[\n    "
+    start = 0
+    for at in (*_long_items(items, long_keys), len(items)):
+        for low in range(start, at, BATCH):  # the items before the next long one
             out.raw(sep)
-            yield from _long_item(out, item)
-            sep, start = b",\n    ", end + 1
-        if out.full():
-            yield out.take()
-    if len(items) > start:
-        out.raw(sep + _dumps(items[start:])[1:-1])
+            out.raw(memoryview(_dumps(items[low:min(low + BATCH, at)]))[1:-1])  # copied once, by the flush
+            sep = b",\n    "
+            if out.full():
+                yield out.take()
+        if at < len(items):
+            out.raw(sep)
+            sep = b",\n    "
+            yield from _long_item(out, items[at])
+        start = at + 1
     out.raw(b"\n  ]")
+
+
+def _long_items(items: list[Any], long_keys: tuple[str, ...]) -> list[int]:
+    """Where the items holding a long string under one of `long_keys` are (one pass per key)."""
+    found: set[int] = set()
+    for key in long_keys:
+        found.update(
+            at for at, item in enumerate(items)
+            if item.__class__ is dict and (text := item.get(key)).__class__ is str and len(text) > LONG_TEXT
+        )
+    return sorted(found)
 
 
 def _dumps(value: Any) -> bytes:

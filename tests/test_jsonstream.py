@@ -58,3 +58,15 @@ def test_a_save_that_fails_while_encoding_leaves_the_old_sidecar_and_no_temp_fil
         assert store.load(session.session_id).title == "before"
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("long_at", [(), (0,), (63, 64), (5, 130, 199), (199,)])
+def test_long_items_anywhere_in_a_list_keep_the_order_and_every_other_item(long_at: tuple[int, ...]) -> None:
+    """Batches end at each long item, which is encoded alone; the JSON is the list as it was."""
+    long = "y" * (jsonstream.LONG_TEXT + 1)
+    items: list[Any] = [{"role": "assistant", "content": long if i in long_at else f"m{i}"} for i in range(200)]
+    items[7] = "not a dict"
+    data = {"messages": items, "n": 1}
+    pieces = list(jsonstream.iter_object(data, ("content",)))
+    assert json.loads(b"".join(pieces)) == data
+    assert max(len(p) for p in pieces) < 2 * jsonstream.FLUSH_BYTES  # pieces stay about one flush long

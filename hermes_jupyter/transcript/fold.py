@@ -9,6 +9,8 @@ a run that has none (a crash), the server's `Verdict`.
 
 from __future__ import annotations
 
+import bisect
+import operator
 from typing import Any, Callable, Final, Iterable
 
 from .. import events, markers
@@ -43,6 +45,7 @@ _JOIN_EVERY: Final = 4096
 #: What an approval nobody answered before the run ended is resolved to.
 UNANSWERED_CHOICE: Final = "deny"
 UNANSWERED_REASON: Final = "not answered before the run ended"
+_seq = operator.attrgetter("seq")
 
 
 class TranscriptFold:
@@ -88,41 +91,52 @@ class TranscriptFold:
 
     # -- feeding ------------------------------------------------------------------------------
     def feed(self, rows: Iterable[JournalRow]) -> None:
-        """Fold rows in order; a row at or below the last seq is a repeat (a resumed stream) and skipped.
-
-        The loop keeps its state in locals: it runs once per journal row.
-        """
-        parts, blocks = self._parts, self._blocks
-        append = parts.append
-        token, join_every = events.TOKEN, _JOIN_EVERY
+        """Fold rows in order; a row at or below the last seq is a repeat (a resumed stream) and skipped."""
         last = self.last_seq
+        fresh: list[JournalRow] = []
+        for row in rows:
+            if row.seq > last:
+                fresh.append(row)
+                last = row.seq
+        if fresh:
+            self._feed_increasing(fresh)
+
+    def feed_chunks(self, chunks: Iterable[list[JournalRow]]) -> None:
+        """Fold a journal read chunk by chunk (`journal.iter_row_chunks`): the reader's identity
+        check makes each chunk's seqs increase, so only a chunk's head can repeat folded rows."""
+        for chunk in chunks:
+            if chunk and chunk[0].seq <= self.last_seq:
+                chunk = chunk[bisect.bisect_right(chunk, self.last_seq, key=_seq):]
+            if chunk:
+                self._feed_increasing(chunk)
+
+    def _feed_increasing(self, rows: list[JournalRow]) -> None:
+        """Fold rows whose seqs increase, all past the last one folded.
+
+        The loop runs once per journal row: it keeps its state in locals, and a text delta costs
+        one append (the open segment's pieces are joined into a block once per call, not per row).
+        """
+        parts = self._parts
+        append = parts.append
+        token = events.TOKEN
         ended = self.terminal is not None
         need_ts = self._first_ts is None
         for row in rows:
-            seq = row.seq
-            if seq <= last:
-                continue
-            last = seq
             if row.event == token and not ended:  # the hot path: plain text deltas
                 text = row.payload.get("text")
                 if text.__class__ is str and text:
                     append(text)
                     if need_ts:
                         self._first_ts, need_ts = row.created_at, False
-                    if len(parts) > join_every:
-                        blocks.append("".join(parts))
-                        parts.clear()
                 continue
-            self.last_seq = last
+            self.last_seq = row.seq
             self._other(row)
             ended = self.terminal is not None
             need_ts = self._first_ts is None
-        self.last_seq = last
-
-    def feed_chunks(self, chunks: Iterable[list[JournalRow]]) -> None:
-        """Fold a journal read chunk by chunk (`journal.iter_row_chunks`)."""
-        for chunk in chunks:
-            self.feed(chunk)
+        self.last_seq = rows[-1].seq
+        if len(parts) > _JOIN_EVERY:
+            self._blocks.append("".join(parts))
+            parts.clear()
 
     def feed_row(self, row: JournalRow) -> None:
         self.feed((row,))

@@ -59,8 +59,9 @@ class Merge:
         self._claimed: set[int] = set()
         self._current: int | None = None
         self.continues = session.pending_continues if continued_turn_start(session) is not None else None
+        self.tags = self._tags()  # the same on every row this merge adds
 
-    def tags(self) -> dict[str, Any]:
+    def _tags(self) -> dict[str, Any]:
         tags: dict[str, Any] = {"_continues": self.continues} if self.continues else {}
         if self.recovered:
             return {**tags, "_recovered_from_run_journal": True, "_recovered_stream_id": self.run_id}
@@ -98,7 +99,7 @@ class Merge:
         idx = self._match(content, reasoning) if self.dedupe else None
         if idx is None:
             row: dict[str, Any] = {"role": "assistant", "content": content, "timestamp": int(started or time.time())}
-            row.update(self.tags())
+            row.update(self.tags)
             if reasoning:
                 row["reasoning"] = reasoning
             messages.append(row)
@@ -147,7 +148,7 @@ class Merge:
                 self._current = i
                 return i
         anchor: dict[str, Any] = {"role": "assistant", "content": "", "timestamp": int(time.time())}
-        anchor.update(self.tags())
+        anchor.update(self.tags)
         messages.append(anchor)
         self._current = len(messages) - 1
         return self._current
@@ -168,7 +169,7 @@ class Merge:
                     found.update({k: v for k, v in card.items() if k not in ("args", "assistant_msg_idx")})
                 return
         card["assistant_msg_idx"] = anchor
-        card.update(self.tags())
+        card.update(self.tags)
         self.session.tool_calls.append(card)
         self.output = True
 
