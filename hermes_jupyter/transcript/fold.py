@@ -39,7 +39,8 @@ from .rows import (
     row_id,
 )
 
-#: Open-segment text pieces kept before they are joined into one block (bounds the list, not the text).
+#: Open-segment text pieces kept before they are joined into one block (bounds the list, not the text;
+#: checked once per batch of rows fed, so a reader block adds at most its own rows to it).
 #: Blocks are joined once, when the segment closes: the text is never copied while it grows.
 _JOIN_EVERY: Final = 4096
 #: What an approval nobody answered before the run ended is resolved to.
