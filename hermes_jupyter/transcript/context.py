@@ -45,7 +45,7 @@ def context_projection(row: dict[str, Any]) -> dict[str, Any] | None:
     """
     if row.get("_error"):
         return None
-    proj = {k: v for k, v in row.items() if k != "reasoning" and (not k.startswith("_") or k == "_recovered")}
+    proj = {k: v for k, v in row.items() if k != "reasoning" and (k[:1] != "_" or k == "_recovered")}
     if not proj.get("content") and not proj.get("tool_calls") and not proj.get("tool_call_id"):
         return None
     return proj

@@ -73,17 +73,18 @@ class Merge:
     def run(self) -> bool:
         reasoning: ReasoningRow | None = None  # a segment's reasoning row waits for its assistant row
         for row in _drain(self.t.rows) if self.consume else self.t.rows:
-            if isinstance(row, AssistantRow) and reasoning is not None and _segment_of(reasoning) == _segment_of(row):
-                self._meta(row)  # the segment's meta is its reasoning row's
-                self._segment(reasoning, row.text, reasoning.text)
-                reasoning = None
-                continue
+            kind = row.__class__  # row types are final: one lookup, not a chain of isinstance calls
             if reasoning is not None:
+                if kind is AssistantRow and _segment_of(reasoning) == _segment_of(row):
+                    self._meta(row)  # the segment's meta is its reasoning row's
+                    self._segment(reasoning, row.text, reasoning.text)
+                    reasoning = None
+                    continue
                 self._segment(reasoning, "", reasoning.text)
                 reasoning = None
-            if isinstance(row, ReasoningRow):
+            if kind is ReasoningRow:
                 reasoning = row
-            elif isinstance(row, AssistantRow):
+            elif kind is AssistantRow:
                 self._segment(row, row.text)
             else:
                 self._card(row)
