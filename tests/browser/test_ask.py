@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import nbformat
 
-from .lab_page import COMPOSER, RUN_OUTPUT, SIDEBAR, LabPage, counting
+from .lab_page import COMPOSER, RUN_OUTPUT, SEND, SIDEBAR, LabPage, counting
 
 CLARIFY = f"{SIDEBAR} [data-testid=hermes-clarify-card]"
 QUEUED = f"{SIDEBAR} [data-testid=hermes-queued]"
@@ -33,13 +33,14 @@ def test_a_message_sent_while_a_turn_runs_is_shown_queued_then_answered_after_it
     lab.open()
     lab.open_sidebar()
     session_id = lab.new_session()
-    lab.send("count to 300")
+    lab.send("count to 1000")  # about 10 s: the queue below is shown and checked while it runs
     lab.wait_streaming(tokens=3)
     lab.page.fill(COMPOSER, "count to 3")
     lab.page.press(COMPOSER, "Enter")  # the composer does not refuse: the message waits its turn
     queued = lab.page.locator(QUEUED)
     queued.first.wait_for(timeout=10_000)
     lab.page.fill(COMPOSER, "count to 4")
+    lab.page.wait_for_selector(f"{SEND}:not([disabled])")  # the first message's send has returned
     lab.page.press(COMPOSER, "Enter")
     lab.page.wait_for_function("(sel) => document.querySelectorAll(sel).length === 2", arg=QUEUED)
     assert queued.locator(".jp-HermesQueue-text").all_inner_texts() == ["count to 3", "count to 4"]
@@ -50,8 +51,8 @@ def test_a_message_sent_while_a_turn_runs_is_shown_queued_then_answered_after_it
     lab.wait_idle(timeout_s=60)
     lab.page.wait_for_function(
         "(n) => document.querySelectorAll(n).length >= 2", arg=f"{SIDEBAR} .jp-HermesMessage[data-role=user]")
-    assert lab.user_texts()[-2:] == ["count to 300", "count to 3"]
-    assert lab.assistant_texts()[-2:] == [counting(300), "1 2 3"]
+    assert lab.user_texts()[-2:] == ["count to 1000", "count to 3"]
+    assert lab.assistant_texts()[-2:] == [counting(1000), "1 2 3"]
     stored = lab.server.get(f"sessions/{session_id}").json()
     assert stored["queued"] == [] and [m["content"] for m in stored["messages"]][-1] == "1 2 3"
 
