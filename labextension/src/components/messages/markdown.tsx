@@ -9,8 +9,10 @@
  * the registry's latex typesetter (MathJax), when the text has maths at all.
  *
  * A view created again for the same row (a collaborator's output is replaced on
- * every kernel display update) paints the row's last rendering at once, from a
- * small cache by `cacheKey`, instead of an empty box until its first render.
+ * every kernel display update) paints the row's longest rendering of its text so
+ * far at once, from a small cache by `cacheKey`, instead of an empty box until its
+ * first render. The sidebar's view of the row may be ahead: a few renderings are
+ * kept per row, so the cell's view still finds one of its own text.
  */
 import { MimeModel } from '@jupyterlab/rendermime';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
@@ -23,27 +25,35 @@ import { addCodeActions } from './code-actions';
 const STREAM_RENDER_INTERVAL_MS = 80;
 /** Text that may hold TeX: `$…$`, `$$…$$`, `\(…\)`, `\[…\]` or an environment. */
 const MATH = /\$|\\\(|\\\[|\\begin\{/;
-/** Rows whose last rendering is kept for a view created again. */
+/** Rows whose last renderings are kept for a view created again. */
 const CACHED_ROWS = 64;
-const lastRendered = new Map<string, { text: string; html: string }>();
+/** Renderings kept per row: views of one row (cell and sidebar) render it at their own pace. */
+const KEPT_PER_ROW = 4;
+const lastRendered = new Map<string, { text: string; html: string }[]>();
 
-/** Keep the longest rendering of a growing text: two views of one row (cell and sidebar) render at their own pace. */
+/** Keep a rendering of a row's text; a longer one replaces the renderings of its prefixes only
+ * once there are more than `KEPT_PER_ROW`, so a view behind another still finds its own. */
 function remember(key: string, text: string, html: string): void {
-  const kept = lastRendered.get(key);
-  if (kept && kept.text.length > text.length && kept.text.startsWith(text)) {
-    return;
-  }
+  const kept = (lastRendered.get(key) ?? []).filter(entry => entry.text !== text);
+  kept.push({ text, html });
+  kept.sort((a, b) => a.text.length - b.text.length);
   lastRendered.delete(key);
-  lastRendered.set(key, { text, html });
+  lastRendered.set(key, kept.slice(-KEPT_PER_ROW));
   if (lastRendered.size > CACHED_ROWS) {
     lastRendered.delete(lastRendered.keys().next().value as string);
   }
 }
 
-/** A kept rendering of `text` so far (never one of a longer or another text). */
+/** The longest kept rendering of `text` so far (never one of a longer or another text). */
 function recall(key: string | undefined, text: string): string | null {
   const kept = key === undefined ? undefined : lastRendered.get(key);
-  return kept && text.startsWith(kept.text) ? kept.html : null;
+  let best: string | null = null;
+  for (const entry of kept ?? []) {
+    if (text.startsWith(entry.text)) {
+      best = entry.html;  // sorted by length: the last match is the longest
+    }
+  }
+  return best;
 }
 
 export interface IMarkdownProps {
