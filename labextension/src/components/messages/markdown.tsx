@@ -27,8 +27,9 @@ const STREAM_RENDER_INTERVAL_MS = 80;
 const MATH = /\$|\\\(|\\\[|\\begin\{/;
 /** Rows whose last renderings are kept for a view created again. */
 const CACHED_ROWS = 64;
-/** Renderings kept per row: views of one row (cell and sidebar) render it at their own pace. */
-const KEPT_PER_ROW = 4;
+/** Renderings kept per row: views of one row (cell and sidebar) render it at their own pace, every
+ * 80 ms while it streams; 16 span more than a second, the time between two re-creations of a view. */
+const KEPT_PER_ROW = 16;
 const lastRendered = new Map<string, { text: string; html: string }[]>();
 
 /** Keep a rendering of a row's text; a longer one replaces the renderings of its prefixes only
