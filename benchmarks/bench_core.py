@@ -4,7 +4,8 @@
   limit for the writer's own I/O shape (an orjson envelope per event + `write(2)` + a group-commit fsync thread);
 - bytes on disk of a settled 2,000-token answer (its journal sealed), next to the live journal's size;
 - recovery of an interrupted run with 10k / 100k / 1M journal events: time, and peak memory in one untimed
-  pass (with long tokens, and what it holds besides their text; with short model tokens); the same measurements of the base revision's code (default: the merge base with main), extracted
+  pass (with long tokens: also what it holds besides their text, and besides the recovered session it returns;
+  with short model tokens); the same measurements of the base revision's code (default: the merge base with main), extracted
   with `git archive` into a temp dir and run in a subprocess in the same run, give the ratios;
 - session listing with 10k sessions (warm index and cold start).
 
@@ -220,13 +221,15 @@ def bench_recovery(root: Path, quick: bool, *, memory: bool = True) -> dict[str,
         out[f"recover_{events}_events_ms"] = round(statistics.median(times) * 1000, 2)
         out[f"recover_{events}_us_per_event"] = round(statistics.median(times) * 1e6 / events, 3)
         if memory:
-            peak, text = recovery_peak_mb(root / f"rec-{events}-mem", events), events * 48 / 50 * len(TOKEN["text"]) / 1e6
+            (peak, kept), text = recovery_memory_mb(root / f"rec-{events}-mem", events), events * 48 / 50 * len(TOKEN["text"]) / 1e6
             out[f"recover_{events}_peak_mb"] = peak
             out[f"recover_{events}_text_mb"] = round(text, 1)
             out[f"recover_{events}_peak_over_text_mb"] = round(peak - text, 1)  # what recovery holds besides the answer
-            out[f"recover_{events}_peak_mb_short_tokens"] = recovery_peak_mb(
+            out[f"recover_{events}_session_mb"] = kept  # the recovered session, which get_session returns
+            out[f"recover_{events}_peak_over_session_mb"] = round(peak - kept, 1)  # recovery's own working memory
+            out[f"recover_{events}_peak_mb_short_tokens"] = recovery_memory_mb(
                 root / f"rec-{events}-mem-short", events, SHORT_TOKEN
-            )
+            )[0]
     return out
 
 
@@ -276,16 +279,18 @@ def _best(results: list[dict[str, object]]) -> dict[str, object]:
     return best
 
 
-def recovery_peak_mb(case: Path, events: int, token: dict[str, str] = TOKEN) -> float:
-    """Peak Python memory of one recovery (tracemalloc slows it down, so this pass is not timed)."""
+def recovery_memory_mb(case: Path, events: int, token: dict[str, str] = TOKEN) -> tuple[float, float]:
+    """Peak Python memory of one recovery, and what is still allocated once it returns (the recovered
+    session, which the caller holds). tracemalloc slows it down, so this pass is not timed."""
     with cold_recovery(case, events, token) as recovery:
         tracemalloc.start()
         try:
-            recovery.get_session("bench_sid")
-            peak = tracemalloc.get_traced_memory()[1]
+            session = recovery.get_session("bench_sid")
+            kept, peak = tracemalloc.get_traced_memory()
+            del session
         finally:
             tracemalloc.stop()
-    return round(peak / 1e6, 1)
+    return round(peak / 1e6, 1), round(kept / 1e6, 1)
 
 
 def bench_listing(root: Path, quick: bool) -> dict[str, object]:

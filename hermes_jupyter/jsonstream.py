@@ -8,6 +8,10 @@ the pieces are joined once per flush. The layout is one key of the object per li
 than `LONG_TEXT` chars under one of the `long_keys` of a list item (a long answer, joined
 from many journal rows; any single row's strings are capped far below) is encoded slice by
 slice, so it is never materialised a second time as JSON.
+
+`encode` hands a small object's JSON over whole, in one call: pieces cost a few buffers'
+worth of allocation and copying more, about 1 ms for a sidecar of a thousand messages
+(benchmarks/bench_core.py, recovery at 10k events), and a small JSON costs little memory.
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ FLUSH_BYTES: Final = 256 * 1024
 BATCH: Final = 64
 #: Strings longer than this (chars) inside a list item are encoded slice by slice.
 LONG_TEXT: Final = 256 * 1024
-
+#: `encode` makes one piece of an object whose estimated JSON is at most this long.
+WHOLE_BYTES: Final = 4 << 20
+#: What the estimate counts for each list item besides its long texts.
+ITEM_BYTES: Final = 1024
 
 
 class _Buffer:
@@ -53,6 +60,31 @@ class _Buffer:
         self.parts.clear()
         self.size = 0
         return piece
+
+
+def encode(data: dict[str, Any], long_keys: tuple[str, ...] = ()) -> bytes | Iterator[bytes]:
+    """The JSON of `data`: whole if its estimate is within `WHOLE_BYTES`, else `iter_object`'s pieces."""
+    if _estimate(data, long_keys) <= WHOLE_BYTES:
+        return _dumps(data)
+    return iter_object(data, long_keys)
+
+
+def _estimate(data: dict[str, Any], long_keys: tuple[str, ...]) -> int:
+    """About how long the JSON of `data` is: its strings, the `long_keys` texts of its lists'
+    items and `ITEM_BYTES` an item (one pass per key, as `_long_items`). Stops past `WHOLE_BYTES`."""
+    size = 0
+    for value in data.values():
+        if value.__class__ is str:
+            size += len(value)
+        elif value.__class__ is list:
+            size += ITEM_BYTES * len(value)
+            for key in long_keys:
+                size += sum(
+                    len(text) for item in value if item.__class__ is dict and (text := item.get(key)).__class__ is str
+                )
+        if size > WHOLE_BYTES:
+            break
+    return size
 
 
 def iter_object(data: dict[str, Any], long_keys: tuple[str, ...] = ()) -> Iterator[bytes]:

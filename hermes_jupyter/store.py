@@ -23,7 +23,7 @@ import orjson
 
 from .fsio import atomic_write, ensure_dir, read_bytes_nofollow
 from .ids import is_valid_id, new_session_id, validate_id
-from .jsonstream import iter_object
+from .jsonstream import encode
 from .listing import ListingOrder, Page
 from .schemas import check_index
 from .titles import UNTITLED, subtitle
@@ -234,8 +234,8 @@ class SessionStore:
     def save(self, session: Session, *, touch: bool = True) -> None:
         """Write the sidecar atomically (tmp + fsync + rename + dir fsync), then cache and index it.
 
-        The JSON is encoded piece by piece into the temp file (`jsonstream`), so a long
-        transcript costs no second copy of itself in memory.
+        A long transcript's JSON is encoded piece by piece into the temp file (`jsonstream`),
+        so it costs no second copy of itself in memory; a short one's in one call.
 
         `touch=False` is for maintenance (repair, retries): it must not reorder the listing.
         A failed save changes nothing others can see: the session leaves the cache (so
@@ -247,7 +247,7 @@ class SessionStore:
             data["updated_at"] = time.time()
         path = self.path(session.session_id)
         try:
-            atomic_write(path, iter_object(data, LONG_TEXT_KEYS))  # encoded as written: never whole in memory
+            atomic_write(path, encode(data, LONG_TEXT_KEYS))  # a long one is encoded as it is written
         except BaseException:
             self._cache.pop(session.session_id, None)
             raise

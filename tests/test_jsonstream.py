@@ -43,13 +43,30 @@ def test_values_json_has_no_type_for_are_written_as_text() -> None:
     }
 
 
-def test_a_save_that_fails_while_encoding_leaves_the_old_sidecar_and_no_temp_file(tmp_path: Path) -> None:
+def test_a_small_object_is_encoded_whole_and_a_large_one_in_pieces() -> None:
+    small = {"title": "t", "messages": [{"role": "user", "content": "x" * 100}] * 10}
+    assert isinstance(jsonstream.encode(small, ("content",)), bytes)
+    assert json.loads(jsonstream.encode(small, ("content",))) == small  # type: ignore[arg-type]
+    texts = jsonstream.WHOLE_BYTES // (jsonstream.ITEM_BYTES + 100) + 1  # just past the estimate's bound
+    large = {"messages": [{"role": "assistant", "content": "y" * 100}] * texts}
+    pieces = jsonstream.encode(large, ("content",))
+    assert not isinstance(pieces, bytes)
+    assert json.loads(b"".join(pieces)) == large
+    one_long = {"messages": [{"role": "assistant", "content": "z" * (jsonstream.WHOLE_BYTES + 1)}]}
+    assert not isinstance(jsonstream.encode(one_long, ("content",)), bytes)  # one long text is enough
+
+
+@pytest.mark.parametrize("messages", [10_000, 10])
+def test_a_save_that_fails_while_encoding_leaves_the_old_sidecar_and_no_temp_file(
+    tmp_path: Path, messages: int
+) -> None:
+    """In pieces (10,000 messages: several pieces are written before the error) and whole (10)."""
     store = SessionStore(tmp_path / "sessions")
     try:
         session = store.create(title="before")
         path = store.path(session.session_id)
         before = path.read_bytes()
-        many = [{"role": "assistant", "content": "x" * 100} for _ in range(10_000)]  # several pieces written first
+        many = [{"role": "assistant", "content": "x" * 100} for _ in range(messages)]
         broken = Session(session_id=session.session_id, title="after", messages=[*many, {"content": "\ud800"}])
         with pytest.raises(TypeError):
             store.save(broken)

@@ -235,7 +235,7 @@ class TranscriptFold:
 
     # -- text segments -------------------------------------------------------------------------
     def _open_segment_rows(self) -> list[Row]:
-        text, reasoning = _joined_stripped(self._blocks + self._parts), _joined_stripped(self._reasoning)
+        text, reasoning = _joined_stripped(self._blocks + self._parts, own=True), _joined_stripped(self._reasoning)
         return self._segment_rows(self._segment, text, reasoning)
 
     def _segment_rows(self, n: int, text: str, reasoning: str) -> list[Row]:
@@ -248,20 +248,23 @@ class TranscriptFold:
 
     def _flush(self) -> None:
         """Close the open text segment: its reasoning row, then its assistant row (empty ones are no rows)."""
-        self._blocks.extend(self._parts)
-        self._parts.clear()
-        text, reasoning = _joined_stripped(self._blocks), _joined_stripped(self._reasoning)
-        self._blocks.clear()
+        pieces = self._parts
+        if self._blocks:  # a long segment: its earlier pieces were joined into blocks
+            self._blocks.extend(pieces)
+            pieces.clear()
+            pieces = self._blocks
+        text = _joined_stripped(pieces, own=True) if pieces else ""
+        pieces.clear()
+        reasoning = _joined_stripped(self._reasoning, own=True) if self._reasoning else ""
         self._reasoning.clear()
         started, self._first_ts = self._first_ts, None
-        rows = self._segment_rows(self._segment, text, reasoning)
-        if not rows:
+        if not text and not reasoning:
             return
-        self._segment += 1
         meta = SegmentMeta(started_at=started)
-        for row in rows:
+        for row in self._segment_rows(self._segment, text, reasoning):
             self._meta[row.id] = meta
-        self._rows.extend(rows)
+            self._rows.append(row)
+        self._segment += 1
 
     def _add(self, row: Row) -> None:
         """A new row: it closes the open segment first, so text before it is shown before it."""
@@ -433,19 +436,26 @@ def fold(
     return folder.snapshot(verdict)
 
 
-def _joined_stripped(pieces: list[str]) -> str:
-    """`"".join(pieces).strip()`, but the text is built once: the ends are stripped piece by piece first."""
+def _joined_stripped(pieces: list[str], *, own: bool = False) -> str:
+    """`"".join(pieces).strip()`, but the text is built once: the ends are stripped piece by piece first.
+
+    `own`: the caller gives the list up, so its end pieces are replaced by their stripped
+    forms and the list is joined as it is (no second list of the pieces is built).
+    """
     start, end = 0, len(pieces)
-    while start < end and not pieces[start].strip():
+    while start < end and (not pieces[start] or pieces[start].isspace()):  # blank: no stripped copy made
         start += 1
-    while end > start and not pieces[end - 1].strip():
+    while end > start and (not pieces[end - 1] or pieces[end - 1].isspace()):
         end -= 1
     if start == end:
         return ""
     if end - start == 1:
         return pieces[start].strip()
     head, tail = pieces[start].lstrip(), pieces[end - 1].rstrip()
-    return "".join([head, *pieces[start + 1:end - 1], tail])
+    if not own:
+        return "".join([head, *pieces[start + 1:end - 1], tail])
+    pieces[start], pieces[end - 1] = head, tail
+    return "".join(pieces if start == 0 and end == len(pieces) else pieces[start:end])
 
 
 def _carried_marker(run_id: str, value: Any) -> MarkerRow | None:
