@@ -8,6 +8,16 @@ from .lab_page import COMPOSER, SIDEBAR, LabPage, counting
 OPEN = "hermes-jupyter:open-sidebar"
 
 
+#: Focus a box outside the sidebar the way a program does (no pointer or key event); the time it happened.
+_STEAL_FOCUS = """() => {
+    const other = document.createElement('input');
+    other.id = 'hermes-test-elsewhere';
+    document.body.appendChild(other);
+    other.focus();
+    return Date.now();
+}"""
+
+
 def _composer_has_focus(lab: LabPage) -> bool:
     return bool(lab.page.evaluate(f"document.activeElement === document.querySelector('{COMPOSER}')"))
 
@@ -20,9 +30,20 @@ def test_shortcut_opens_the_sidebar_with_the_composer_focused_and_the_palette_li
     assert bindings == ["Ctrl Shift A"], bindings
     assert not lab.page.is_visible(SIDEBAR)
     lab.page.locator("#jp-main-dock-panel").click()  # focus somewhere else in the app
+    # and let the shell act on the click first, as a person's next key press comes after it has
+    # (a loaded page can move the focus to the launcher half a second later: a palette opened
+    # then closes).
+    lab.page.wait_for_function("document.querySelector('#jp-main-dock-panel').contains(document.activeElement)")
+    pressed = lab.page.evaluate("Date.now()")
     lab.page.keyboard.press("Control+Shift+A")
     lab.page.wait_for_selector(COMPOSER, state="visible")
     lab.page.wait_for_function(f"document.activeElement === document.querySelector('{COMPOSER}')")
+    # The shell may still move the focus after the composer had it (as it does on a slow machine
+    # acting on a click late): with no click or key press in between, the composer takes it back.
+    stolen = lab.page.evaluate(_STEAL_FOCUS)
+    if stolen - pressed < 4000:  # well within the 5 s hold (a page this slow to get here is not checked)
+        lab.page.wait_for_function(f"document.activeElement === document.querySelector('{COMPOSER}')", timeout=3000)
+    lab.page.evaluate("document.getElementById('hermes-test-elsewhere').remove()")
 
     lab.execute("apputils:activate-command-palette")
     # As a person does: type once the palette's box has the caret (and it keeps it: the sidebar

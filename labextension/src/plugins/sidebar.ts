@@ -123,15 +123,13 @@ const FOCUS_MS = 5000;
 /**
  * Once the panel is laid out (it may just have been shown), give the composer the focus, and keep
  * it there while the panel settles: the chat may re-render the composer while its sessions load
- * (the focus drops to the page body), and on a slow machine the shell may focus something else
- * before the composer is even drawn. Until the composer has had the focus once, anything else
- * holding it counts as lost; after that, only the body, a removed element or the panel itself do.
- * A click or a key press elsewhere, or any other command run meanwhile (the palette, say), ends it
- * at once: that choice wins.
+ * (the focus drops to the page body), and on a slow machine the shell may still be acting on an
+ * earlier click (activating the main area focuses it) after the composer had the caret. So until
+ * `until`, any other holder of the focus gives it back, unless the person chose otherwise: a click
+ * or a key press elsewhere, or any other command run meanwhile (the palette, say), ends it at once.
  */
 function focusComposer(node: HTMLElement, commands: JupyterFrontEnd['commands'], until = Date.now() + FOCUS_MS): void {
   const input = () => node.querySelector<HTMLTextAreaElement>('.jp-HermesComposer-input');
-  let focusedOnce = false;
   let userMoved = false;
   const onUser = (event: Event) => {
     const target = event.target;
@@ -149,16 +147,13 @@ function focusComposer(node: HTMLElement, commands: JupyterFrontEnd['commands'],
   commands.commandExecuted.connect(onCommand);
   const tick = () => {
     const box = input();
-    const active = document.activeElement;
-    focusedOnce = focusedOnce || (!!box && active === box);
-    const lost = !active || active === document.body || !active.isConnected || active === node || !focusedOnce;
-    if (userMoved || Date.now() >= until || (box && active !== box && !lost)) {
+    if (userMoved || Date.now() >= until) {
       document.removeEventListener('pointerdown', onUser, true);
       document.removeEventListener('keydown', onUser, true);
       commands.commandExecuted.disconnect(onCommand);
       return;
     }
-    if (box && active !== box) {
+    if (box && document.activeElement !== box) {
       box.focus();
     }
     requestAnimationFrame(tick);
