@@ -79,9 +79,7 @@ def _estimate(data: dict[str, Any], long_keys: tuple[str, ...]) -> int:
         elif value.__class__ is list:
             size += ITEM_BYTES * len(value)
             for key in long_keys:
-                size += sum(
-                    len(text) for item in value if item.__class__ is dict and (text := item.get(key)).__class__ is str
-                )
+                size += sum(_text_lengths(value, key))
         if size > WHOLE_BYTES:
             break
     return size
@@ -129,11 +127,13 @@ def _long_items(items: list[Any], long_keys: tuple[str, ...]) -> list[int]:
     """Where the items holding a long string under one of `long_keys` are (one pass per key)."""
     found: set[int] = set()
     for key in long_keys:
-        found.update(
-            at for at, item in enumerate(items)
-            if item.__class__ is dict and (text := item.get(key)).__class__ is str and len(text) > LONG_TEXT
-        )
+        found.update(at for at, length in enumerate(_text_lengths(items, key)) if length > LONG_TEXT)
     return sorted(found)
+
+
+def _text_lengths(items: list[Any], key: str) -> Iterator[int]:
+    """The length of each item's string under `key`, in order (0 for an item without one)."""
+    return (len(text) if item.__class__ is dict and (text := item.get(key)).__class__ is str else 0 for item in items)
 
 
 def _dumps(value: Any) -> bytes:

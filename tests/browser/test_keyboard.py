@@ -18,8 +18,11 @@ _STEAL_FOCUS = """() => {
 }"""
 
 
+_COMPOSER_FOCUSED = f"document.activeElement === document.querySelector('{COMPOSER}')"
+
+
 def _composer_has_focus(lab: LabPage) -> bool:
-    return bool(lab.page.evaluate(f"document.activeElement === document.querySelector('{COMPOSER}')"))
+    return bool(lab.page.evaluate(_COMPOSER_FOCUSED))
 
 
 def test_shortcut_opens_the_sidebar_with_the_composer_focused_and_the_palette_lists_it(lab: LabPage) -> None:
@@ -37,12 +40,12 @@ def test_shortcut_opens_the_sidebar_with_the_composer_focused_and_the_palette_li
     pressed = lab.page.evaluate("Date.now()")
     lab.page.keyboard.press("Control+Shift+A")
     lab.page.wait_for_selector(COMPOSER, state="visible")
-    lab.page.wait_for_function(f"document.activeElement === document.querySelector('{COMPOSER}')")
+    lab.page.wait_for_function(_COMPOSER_FOCUSED)
     # The shell may still move the focus after the composer had it (as it does on a slow machine
     # acting on a click late): with no click or key press in between, the composer takes it back.
     stolen = lab.page.evaluate(_STEAL_FOCUS)
     if stolen - pressed < 4000:  # well within the 5 s hold (a page this slow to get here is not checked)
-        lab.page.wait_for_function(f"document.activeElement === document.querySelector('{COMPOSER}')", timeout=3000)
+        lab.page.wait_for_function(_COMPOSER_FOCUSED, timeout=3000)
     lab.page.evaluate("document.getElementById('hermes-test-elsewhere').remove()")
 
     lab.execute("apputils:activate-command-palette")
