@@ -52,6 +52,10 @@ class RecoverApp(_StateDirApp):
     )
     examples = "jupyter hermes recover analysis.ipynb --state-dir ~/.hermes/jupyter"
     aliases = {"state-dir": "RecoverApp.state_dir"}
+    force = Bool(False, config=True, help=(
+        "Ask a running server to rewrite the file even when the notebook is open there with a kernel "
+        "(unsaved edits in that notebook are then lost when it is saved over)."))
+    flags = {"force": ({"RecoverApp": {"force": True}}, "Rewrite the file even where a running server has the notebook open.")}
 
     def start(self) -> None:
         from nbformat import ValidationError
@@ -82,9 +86,10 @@ class RecoverApp(_StateDirApp):
     def _recover_through(self, name: str, server: ServerInfo, api_path: str) -> bool:
         from .notebook.defer import recover_through_server
 
-        done = recover_through_server(server, api_path)
+        done = recover_through_server(server, api_path, force=self.force)
         if done.refused is not None:
-            self.log.error("%s: %s", name, done.refused)
+            hint = "" if self.force or "force" not in done.refused else " (jupyter hermes recover --force)"
+            self.log.error("%s: %s%s", name, done.refused, hint)
             return False
         where = "in its collaboration room" if done.shared else "in the file"
         print(f"{name}: {_cells(done.cells)} recovered by the running Jupyter server at {done.url} ({where})")
@@ -202,3 +207,7 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         for app in (RecoverApp, SessionsApp, GcApp, HermesApp):
             app.clear_instance()
+
+
+if __name__ == "__main__":  # `python -m hermes_jupyter.cli …` works as the console script does
+    main()

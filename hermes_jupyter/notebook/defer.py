@@ -52,11 +52,16 @@ def serving(notebook: Path, running_servers: RunningServers | None = None) -> tu
     return None
 
 
-def recover_through_server(server: ServerInfo, api_path: str, client: HermesClient | None = None) -> Deferred:
-    """Ask `server` to recover the notebook; its refusal (a room it cannot reach, an open kernel) is kept."""
+def recover_through_server(
+    server: ServerInfo, api_path: str, client: HermesClient | None = None, *, force: bool = False
+) -> Deferred:
+    """Ask `server` to recover the notebook; its refusal (a room it cannot reach, an open kernel) is kept.
+
+    `force` rewrites the file even where a kernel has the notebook open (`jupyter hermes recover --force`)."""
     http = client or HermesClient(server)
+    body: dict[str, Any] = {"path": api_path, **({"force": True} if force else {})}
     try:
-        answer = http.request("POST", "notebooks/recover", body={"path": api_path})
+        answer = http.request("POST", "notebooks/recover", body=body)
     except HermesApiError as exc:
         if exc.status == 404 and "notebook" not in exc.message.lower():
             return Deferred(server.url, refused="That Jupyter server serves this notebook but does not run "

@@ -88,11 +88,20 @@ def test_the_cli_defers_to_the_running_server_that_serves_the_notebook(server: S
     refused = subprocess.run([JUPYTER, "hermes", "recover", str(path)], capture_output=True, text=True,
                              timeout=60, env=env)
     assert refused.returncode == 1 and "left untouched" in refused.stderr, refused.stderr
+    assert "jupyter hermes recover --force" in refused.stderr, refused.stderr  # the refusal names the way out
     assert path.read_bytes() == before
 
-    assert server.jupyter("DELETE", f"api/sessions/{kernel_session['id']}").status_code == 204
-    done = subprocess.run([JUPYTER, "hermes", "recover", str(path)], capture_output=True, text=True,
-                          timeout=60, env=env, check=True)
+    forced = path.with_name("forced.ipynb")
+    forced.write_bytes(before)
+    done = subprocess.run([sys.executable, "-m", "hermes_jupyter.cli", "recover", str(path), "--force"],
+                          capture_output=True, text=True, timeout=60, env=env, check=True)
     assert "1 cell recovered by the running Jupyter server" in done.stdout, done.stdout
     (output,) = nbformat.read(path, as_version=4).cells[0].outputs
+    assert dict(output["data"]) == server.api("GET", f"runs/{run_id}/bundle")
+
+    assert server.jupyter("DELETE", f"api/sessions/{kernel_session['id']}").status_code == 204
+    done = subprocess.run([JUPYTER, "hermes", "recover", str(forced)], capture_output=True, text=True,
+                          timeout=60, env=env, check=True)
+    assert "1 cell recovered by the running Jupyter server" in done.stdout, done.stdout
+    (output,) = nbformat.read(forced, as_version=4).cells[0].outputs
     assert dict(output["data"]) == server.api("GET", f"runs/{run_id}/bundle")
