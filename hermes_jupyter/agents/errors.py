@@ -24,6 +24,10 @@ ErrorKind = Literal[
     "provider_error",
     "timeout",
     "stream_cut",
+    "length_limit",
+    "content_filter",
+    "empty_answer",
+    "bad_request",
     "bad_response",
     "tool_limit_reached",
     "config",
@@ -54,7 +58,7 @@ ERRORS: Final[dict[ErrorKind, ErrorClass]] = {
         "The model provider did not accept the API key.",
         "Check the key configured for this backend, then try again."),
     "rate_limit": ErrorClass(
-        "The model provider is limiting how often it can be called, and retrying did not help.",
+        "The model provider is limiting how often it can be called.",
         "Wait a minute and try again."),
     "context_too_long": ErrorClass(
         "The conversation is too long for the model.",
@@ -66,14 +70,27 @@ ERRORS: Final[dict[ErrorKind, ErrorClass]] = {
         "The model provider could not be reached.",
         "Check that it is running and that its address is right, then try again."),
     "provider_error": ErrorClass(
-        "The model provider failed with a server error, also after retrying.",
+        "The model provider failed with a server error.",
         "Try again in a moment; if it keeps failing, the provider may be down."),
     "timeout": ErrorClass(
         "The model provider stopped answering.",
         "Try again; if it keeps happening, the provider may be overloaded."),
     "stream_cut": ErrorClass(
         "The answer was cut off before the model finished; the part that arrived is kept.",
-        "Try again, or ask the model to continue."),
+        "Use Continue to let the model go on from where it stopped, or try again."),
+    "length_limit": ErrorClass(
+        "The answer reached the model's length limit before it was finished; the part that arrived is kept.",
+        "Use Continue to let the model go on from where it stopped, or ask for a shorter answer."),
+    "content_filter": ErrorClass(
+        "The model provider's content filter stopped this answer; the part that arrived is kept.",
+        "Rephrase the request and try again."),
+    "empty_answer": ErrorClass(
+        "The model ended its answer without writing anything; this often means the conversation is too long "
+        "for the model.",
+        "Start a new session, or undo a few turns, and try again."),
+    "bad_request": ErrorClass(
+        "The model provider refused the request.",
+        "The details say why; check the backend's settings (model, options), then try again."),
     "bad_response": ErrorClass(
         "The model provider sent an answer that could not be read.",
         "Try again; if it keeps happening, the provider may not be fully OpenAI-compatible."),
@@ -103,13 +120,15 @@ ERRORS: Final[dict[ErrorKind, ErrorClass]] = {
 #: Provider error text → kind, first match wins (order matters: a 429 body often also says "error").
 _RULES: Final[tuple[tuple[ErrorKind, re.Pattern[str]], ...]] = (
     ("context_too_long", re.compile(
-        r"context[_ ]length|maximum context|context window|prompt is too long|too many tokens|"
-        r"payload too large|\b413\b", re.I)),
+        r"context[_ ]length|maximum context|context window|context size|prompt is too long|too many tokens|"
+        r"exceed_context|payload too large|\b413\b", re.I)),
     ("authentication", re.compile(
         r"\b40[13]\b|unauthori[sz]ed|invalid[_ ]api[_ ]key|incorrect api key|authentication|"
         r"permission denied|forbidden|no llm provider configured", re.I)),
     ("rate_limit", re.compile(r"\b429\b|rate[_ ]limit|too many requests|quota|billing|credits exhausted", re.I)),
-    ("model_not_found", re.compile(r"model[_ ]not[_ ]found|model .{0,80}(does not exist|not found)|unknown model", re.I)),
+    ("model_not_found", re.compile(
+        r"model[_ ]not[_ ]found|model .{0,80}(does not exist|not found)|unknown model|invalid model|no such model|"
+        r"not a valid model", re.I)),
     ("stream_cut", re.compile(
         r"connection (lost|reset|closed)|incomplete chunked read|peer closed|stream (ended|cut|closed)|"
         r"remoteprotocolerror|truncated", re.I)),
@@ -140,16 +159,62 @@ def kind_for_status(status: int) -> ErrorKind:
         return "context_too_long"
     if status >= 500:
         return "provider_error"
+    if status in (400, 422):
+        return "bad_request"
     return "bad_response"
 
 
-def turn_error(kind: str, detail: str | None = None, *, redactor: Redactor = PATTERNS_ONLY) -> TurnError:
-    """A TurnError with the table's wording; `detail` (technical text) is redacted. Unknown kinds read as agent_error."""
+def turn_error(
+    kind: str, detail: str | None = None, *, redactor: Redactor = PATTERNS_ONLY, wait_s: float | None = None
+) -> TurnError:
+    """A TurnError with the table's wording; `detail` (technical text) is redacted. Unknown kinds read as agent_error.
+
+    `wait_s`: the provider asked to wait that long before the next request, longer than we wait (the words say so).
+    """
     known: ErrorKind = kind if kind in ERROR_KINDS else "agent_error"  # type: ignore[assignment]
-    return TurnError(kind, ERRORS[known].message, redactor.text(detail) if detail else None)
+    message = wait_too_long_message(wait_s) if wait_s is not None else ERRORS[known].message
+    return TurnError(kind, message, redactor.text(detail) if detail else None)
 
 
-def failed_turn(kind: str, detail: str | None = None, *, redactor: Redactor = PATTERNS_ONLY, **fields: Any) -> TurnResult:
+def failed_turn(
+    kind: str, detail: str | None = None, *, redactor: Redactor = PATTERNS_ONLY, wait_s: float | None = None,
+    **fields: Any,
+) -> TurnResult:
     """An errored (or crashed) TurnResult worded by the table; `fields` are the TurnResult's other fields."""
-    error = turn_error(kind, detail, redactor=redactor)
+    error = turn_error(kind, detail, redactor=redactor, wait_s=wait_s)
     return TurnResult.failure(error.kind, error.message, error.detail, **fields)
+
+
+# -- waiting, in words ----------------------------------------------------------------------------
+
+def duration_words(seconds: float) -> str:
+    """`45 seconds`, `2 minutes`, `1 hour 5 minutes`: a wait as a person says it (rounded)."""
+    total = max(1, round(seconds))
+    if total < 90:
+        return f"{total} second{'s' if total != 1 else ''}"
+    minutes = round(total / 60)
+    hours, minutes = divmod(minutes, 60)
+    parts = [f"{hours} hour{'s' if hours != 1 else ''}"] if hours else []
+    if minutes:
+        parts.append(f"{minutes} minute{'s' if minutes != 1 else ''}")
+    return " ".join(parts)
+
+
+def wait_too_long_message(wait_s: float) -> str:
+    """A refusal whose `Retry-After` is longer than the backend waits: say the time, do not pretend we retried."""
+    return (f"The model provider asked to wait {duration_words(wait_s)} before the next request, longer than "
+            "this backend waits. Try again after that time.")
+
+
+def retry_text(kind: str, delay_s: float, attempt: int, attempts: int, *, asked: bool) -> str:
+    """The `status` note before a retry: what happened, and that we are waiting (and how long) to try again."""
+    what = ("The model provider asked us to slow down" if kind == "rate_limit"
+            else "The model provider had a server error")
+    wait = duration_words(delay_s) if delay_s >= 1 else "a moment"
+    how = ", as it asked," if asked else ""
+    return f"{what}; waiting {wait}{how} before trying again (attempt {attempt + 1} of {attempts})."
+
+
+def waiting_text(seconds: float) -> str:
+    """The quiet note while the provider sends nothing: how long we have been waiting so far."""
+    return f"Waiting for the model ({round(seconds)} s)…"

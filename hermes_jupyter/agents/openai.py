@@ -9,6 +9,7 @@ as a failed `TurnResult`, never as an exception, and keep the partial text.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -16,13 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
 import httpx
-from traitlets import Bool, Dict, Float, Int, Unicode, default
+from traitlets import Bool, Dict, Enum, Float, Int, Unicode, default
 from traitlets.config import Configurable
 
 from ..events import REASONING, STATUS, TOKEN, TOOL, TOOL_COMPLETE
 from .base import EventSink, TurnRequest, TurnResult
-from .continuing import continuation_messages
-from .errors import failed_turn
+from .continuing import OverlapTrim, continuation_history, continuation_messages
+from .errors import failed_turn, waiting_text
 from .models import model_entry
 from .openai_stream import (
     RETRYABLE_STATUSES,
@@ -53,9 +54,18 @@ class _TurnState:
     usage: dict[str, Any] = field(default_factory=dict)
     after_tools: bool = False
     call_ids: set[str] = field(default_factory=set)
+    #: A continuation's filter of text the user already sees (None: not continuing, or done).
+    trim: OverlapTrim | None = None
+    #: Text deltas the model sent this turn (trimmed repeats included).
+    heard: int = 0
 
     def add_text(self, text: str) -> str:
         """Record a text delta; return it as streamed, with a paragraph break if tools ran since the last text."""
+        if self.trim is not None:
+            text = self.trim.feed(text)
+            if not text:
+                return ""
+            self.trim = None
         streamed = "\n\n" + text if self.after_tools and self.text else text
         self.after_tools = False
         self.text.append(streamed)
@@ -69,11 +79,18 @@ class _TurnState:
             context.append({"role": "assistant", "content": "".join(self.reply)})
         return TurnResult(final_text="".join(self.text), context=context, usage=dict(self.usage), **kwargs)
 
+    def release_held(self) -> str:
+        """Text a continuation's trim still holds, recorded as streamed ("" when none)."""
+        if self.trim is None:
+            return ""
+        held, self.trim = self.trim.flush(), None
+        return self.add_text(held) if held else ""
+
     def failure(self, failure: TurnFailure) -> TurnResult:
         """An errored TurnResult that keeps the partial text (worded by the error table)."""
         result = self.result()
         return failed_turn(failure.error_type, failure.message, final_text=result.final_text,
-                           context=result.context, usage=result.usage)
+                           context=result.context, usage=result.usage, wait_s=failure.wait_s)
 
 
 class OpenAIAgent(Configurable):
@@ -95,11 +112,32 @@ class OpenAIAgent(Configurable):
         help="Bearer token for the API (default: $OPENAI_API_KEY; empty: no Authorization header).",
     )
     connect_timeout = Float(10.0, config=True, help="Seconds to wait for a connection to the server (default 10).")
-    request_timeout = Float(
-        300.0,
+    idle_timeout = Float(
+        120.0,
         config=True,
-        help="Seconds to wait for the next bytes of a reply before failing the turn (default 300): "
-        "an idle limit, not a cap on the whole reply.",
+        help="Seconds without a byte from the server, before or during a reply, after which the turn fails "
+        "(default 120): an idle limit, not a cap on the whole reply.",
+    )
+    request_timeout = Float(
+        None,
+        allow_none=True,
+        config=True,
+        help="Longest time one model request may take in all, in seconds (default None: no cap; "
+        "`idle_timeout` still ends a silent one).",
+    )
+    waiting_note_after = Float(
+        15.0,
+        config=True,
+        help="Seconds without a byte of the model's reply after which a status note says it is being waited for, "
+        "repeated as often (default 15; 0: never).",
+    )
+    continue_prefill = Enum(
+        ["auto", "on", "off"],
+        "auto",
+        config=True,
+        help="How Continue hands the model its unfinished answer: `on` sends it as the final assistant message to "
+        "continue (prefill; llama.cpp, vLLM); `off` adds an instruction to continue; `auto` (default) prefills "
+        "when the server's `models` list names llama.cpp or vLLM.",
     )
     max_iterations = Int(
         10,
@@ -160,6 +198,7 @@ class OpenAIAgent(Configurable):
         self._http: httpx.AsyncClient | None = None
         self._http_loop: asyncio.AbstractEventLoop | None = None
         self._listed_model: str | None = None
+        self._server_kind: str | None = None
 
     async def run_turn(self, request: TurnRequest, sink: EventSink) -> TurnResult:
         state = _TurnState()
@@ -206,9 +245,14 @@ class OpenAIAgent(Configurable):
         model = request.model or self.model or await self._listed_model_name(client)
         state.usage["model"] = model
         registry = self._registry_for(request, sink)
-        messages = self._opening_messages(request)
+        prefill = request.continues is not None and await self._prefills(client)
+        messages = self._opening_messages(request, prefill=prefill)
+        if request.continues is not None:
+            state.trim = OverlapTrim(request.continues.partial)
         for iteration in range(self.max_iterations):
             body = self._request_body(model, messages + state.context, registry)
+            if prefill and iteration == 0:
+                body.update(self._prefill_fields())
             calls = await self._stream_reply(client, body, sink, state, f"call-{request.run_id}-{iteration}")
             reply_text = "".join(state.reply)
             if not calls:
@@ -241,6 +285,8 @@ class OpenAIAgent(Configurable):
             except TurnFailure as failure:
                 delay = self._retry_delay(failure, attempt, attempts)
                 if delay is None:
+                    if failure.status in RETRYABLE_STATUSES and (failure.retry_after or 0) > self.retry_max_wait:
+                        failure.wait_s = failure.retry_after  # asked to wait longer than we do: say so
                     raise
                 sink.emit(STATUS, retry_notice(failure, delay, attempt, attempts))
                 await asyncio.sleep(delay)
@@ -254,38 +300,82 @@ class OpenAIAgent(Configurable):
     async def _stream_once(
         self, client: httpx.AsyncClient, body: dict[str, Any], sink: EventSink, state: _TurnState, id_prefix: str
     ) -> list[ToolCall]:
+        """One model reply, capped by `request_timeout` when set (see `_stream_reply_body`)."""
+        if self.request_timeout is None:
+            return await self._stream_reply_body(client, body, sink, state, id_prefix)
+        try:
+            return await asyncio.wait_for(
+                self._stream_reply_body(client, body, sink, state, id_prefix), self.request_timeout)
+        except asyncio.TimeoutError as exc:
+            raise TurnFailure("timeout", f"the reply took longer than {self.request_timeout} s "
+                                         "(OpenAIAgent.request_timeout)") from exc
+
+    async def _stream_reply_body(
+        self, client: httpx.AsyncClient, body: dict[str, Any], sink: EventSink, state: _TurnState, id_prefix: str
+    ) -> list[ToolCall]:
         """Stream one model reply: text and reasoning go out as they arrive; tool calls are returned.
 
-        A stream that ends without a finish reason and without `[DONE]`, or whose connection
-        drops, is `stream_cut`: never a completed answer (the partial text stays in `state`).
+        How it ended decides the rest: `length` and `content_filter` are their own failures
+        (the partial text stays in `state`); a reply with nothing in it is `empty_answer`; a
+        stream that stops without a finish reason and without `[DONE]`, or whose connection
+        drops, is `stream_cut`. None of these is a completed answer.
         """
         accumulator = ToolCallAccumulator(id_prefix)
         url = self.base_url.rstrip("/") + "/chat/completions"
-        finished = False
-        async with client.stream("POST", url, json=body, headers=self._headers()) as response:
-            if response.status_code >= 400:
-                raise classify_http_error(response.status_code, await response.aread(),
-                                          parse_retry_after(response.headers.get("retry-after")))
-            payloads = _ReplyPayloads(response)
-            try:
-                async for data in payloads:
-                    delta = parse_chunk(data)
-                    finished = finished or bool(delta.finish_reason)
-                    if delta.reasoning:
-                        sink.emit(REASONING, {"text": delta.reasoning})
-                    if delta.text:
-                        sink.emit(TOKEN, {"text": state.add_text(delta.text)})
-                    if delta.tool_calls:
-                        accumulator.add(delta.tool_calls)
-                    if delta.usage:
-                        add_usage(state.usage, delta.usage)
-            except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-                raise TurnFailure("stream_cut", f"the connection to {self.base_url} dropped mid-stream: {exc}") from exc
-        if not (finished or payloads.done):
-            raise TurnFailure("stream_cut", "the stream ended without a finish reason or [DONE]")
+        finish: str | None = None
+        before = state.heard
+        async with self._waiting_notes(sink) as heard:
+            async with client.stream("POST", url, json=body, headers=self._headers()) as response:
+                if response.status_code >= 400:
+                    heard.set()
+                    raise classify_http_error(response.status_code, await response.aread(),
+                                              parse_retry_after(response.headers.get("retry-after")))
+                payloads = _ReplyPayloads(response)
+                try:
+                    async for data in payloads:
+                        heard.set()
+                        delta = parse_chunk(data)
+                        finish = finish or delta.finish_reason
+                        self._take_delta(delta, sink, state, accumulator)
+                except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+                    raise TurnFailure(
+                        "stream_cut", f"the connection to {self.base_url} dropped mid-stream: {exc}") from exc
+                finally:
+                    held = state.release_held()
+                    if held:
+                        sink.emit(TOKEN, {"text": held})
+        _check_ending(finish, payloads.done, wrote=state.heard > before or bool(accumulator),
+                      answered=bool(state.heard))
         if accumulator and "tools" not in body:
             raise TurnFailure("bad_response", "The model called a tool although none was offered.")
         return accumulator.finish(state.call_ids)
+
+    @staticmethod
+    def _take_delta(delta: Any, sink: EventSink, state: _TurnState, accumulator: ToolCallAccumulator) -> None:
+        if delta.reasoning:
+            sink.emit(REASONING, {"text": delta.reasoning})
+        if delta.text:
+            state.heard += 1
+            streamed = state.add_text(delta.text)
+            if streamed:
+                sink.emit(TOKEN, {"text": streamed})
+        if delta.tool_calls:
+            accumulator.add(delta.tool_calls)
+        if delta.usage:
+            add_usage(state.usage, delta.usage)
+
+    @contextlib.asynccontextmanager
+    async def _waiting_notes(self, sink: EventSink) -> AsyncIterator[asyncio.Event]:
+        """Until the event is set (the reply's first data), a `status` note every `waiting_note_after` s."""
+        heard = asyncio.Event()
+        task = (asyncio.create_task(_note_waiting(sink, heard, self.waiting_note_after))
+                if self.waiting_note_after > 0 else None)
+        try:
+            yield heard
+        finally:
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
 
     async def _run_tool(self, call: ToolCall, registry: ToolRegistry, sink: EventSink) -> dict[str, Any]:
         """Announce, run and report one tool call; return the `tool` message for the model."""
@@ -312,8 +402,10 @@ class OpenAIAgent(Configurable):
             "duration": round(time.monotonic() - started, 6), "is_error": is_error,
         })
 
-    def _opening_messages(self, request: TurnRequest) -> list[dict[str, Any]]:
+    def _opening_messages(self, request: TurnRequest, *, prefill: bool = False) -> list[dict[str, Any]]:
         system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        if request.continues is not None and prefill:
+            return [*system, *continuation_history(request.history, request.continues)]
         if request.continues is not None:
             return [*system, *continuation_messages(request.history, request.continues)]
         return [*system, *request.history, {"role": "user", "content": request.model_message}]
@@ -349,7 +441,7 @@ class OpenAIAgent(Configurable):
         """One pooled client per event loop (a client cannot outlive the loop its sockets belong to)."""
         loop = asyncio.get_running_loop()
         if self._http is None or self._http_loop is not loop:
-            timeout = httpx.Timeout(self.request_timeout, connect=self.connect_timeout)
+            timeout = httpx.Timeout(self.idle_timeout, connect=self.connect_timeout)
             self._http = httpx.AsyncClient(timeout=timeout)
             self._http_loop = loop
         return self._http
@@ -368,6 +460,18 @@ class OpenAIAgent(Configurable):
                 "config", "No model is configured (OpenAIAgent.model / OPENAI_MODEL) and the server lists none."
             ) from exc
         return self._listed_model
+
+    async def _prefills(self, client: httpx.AsyncClient) -> bool:
+        """Whether a continuation is sent as a prefill (`continue_prefill`; `auto` asks the server once)."""
+        if self.continue_prefill != "auto":
+            return self.continue_prefill == "on"
+        if self._server_kind is None:
+            self._server_kind = await _server_kind(client, self.base_url.rstrip("/") + "/models", self._headers())
+        return self._server_kind in ("llama.cpp", "vllm")
+
+    def _prefill_fields(self) -> dict[str, Any]:
+        """vLLM continues the final assistant message only when told; llama.cpp does it by itself."""
+        return {"continue_final_message": True, "add_generation_prompt": False} if self._server_kind == "vllm" else {}
 
     async def list_models(self) -> tuple[str | None, list[dict[str, str]]]:
         """The server's `/models`; an unreachable server lists only the configured model."""
@@ -391,6 +495,46 @@ class OpenAIAgent(Configurable):
         if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
             return TurnFailure("provider_unreachable", f"{where} closed the connection: {exc}")
         return TurnFailure("provider_unreachable", f"request to {where} failed: {type(exc).__name__}: {exc}")
+
+
+def _check_ending(finish: str | None, done: bool, *, wrote: bool, answered: bool) -> None:
+    """Raise the failure a reply's ending is: a length or filter stop, nothing at all, or a cut stream."""
+    if finish == "length":
+        raise TurnFailure("length_limit", "the model stopped at its length limit (finish_reason=length)")
+    if finish == "content_filter":
+        raise TurnFailure("content_filter", "the provider's content filter stopped the answer "
+                                            "(finish_reason=content_filter)")
+    if not wrote and not answered:
+        how = f"finish_reason={finish}" if finish else "[DONE]" if done else "the end of the stream"
+        raise TurnFailure("empty_answer", f"the reply had no text and no tool call ({how})")
+    if not (finish or done):
+        raise TurnFailure("stream_cut", "the stream ended without a finish reason or [DONE]")
+
+
+async def _note_waiting(sink: EventSink, heard: asyncio.Event, every: float) -> None:
+    """Say, every `every` seconds until `heard`, how long the model has been silent."""
+    started = time.monotonic()
+    n = 1
+    while True:
+        try:
+            await asyncio.wait_for(heard.wait(), max(0.0, started + n * every - time.monotonic()))
+            return
+        except asyncio.TimeoutError:
+            sink.emit(STATUS, {"text": waiting_text(n * every), "level": "info"})
+            n += 1
+
+
+async def _server_kind(client: httpx.AsyncClient, url: str, headers: dict[str, str]) -> str:
+    """`llama.cpp`, `vllm` or `other`, from the `models` list (`owned_by`) and the `Server` header."""
+    try:
+        response = await client.get(url, headers=headers)
+        owners = {str(m.get("owned_by", "")).lower() for m in response.json().get("data", []) if isinstance(m, dict)}
+        server = response.headers.get("server", "").lower()
+    except (httpx.HTTPError, ValueError, AttributeError, TypeError):
+        return "other"
+    if "llamacpp" in owners or "llama.cpp" in server:
+        return "llama.cpp"
+    return "vllm" if "vllm" in owners else "other"
 
 
 class _ReplyPayloads:

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Final
 
-from .errors import ErrorKind, classify, kind_for_status
+from .errors import ErrorKind, classify, kind_for_status, retry_text
 
 #: How much of an error body we quote back to the user.
 _ERROR_QUOTE_CHARS = 300
@@ -23,7 +23,8 @@ class TurnFailure(Exception):
 
     `error_type` is a kind of `errors.ERRORS` (which words it for the user); `message` is the
     technical detail (HTTP status, the provider's own text) for the details fold and the log.
-    `status` is the HTTP status of a refused request, `retry_after` its `Retry-After` in seconds.
+    `status` is the HTTP status of a refused request, `retry_after` its `Retry-After` in seconds;
+    `wait_s` is set when that wait was longer than we are willing to wait (the words then say so).
     """
 
     def __init__(
@@ -34,6 +35,7 @@ class TurnFailure(Exception):
         self.message = message
         self.retry_after = retry_after
         self.status = status
+        self.wait_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,16 +232,26 @@ def _describe_error_body(body: dict[str, Any], status: int | None) -> tuple[Erro
     return _type_for(status, f"{code} {message}"), message[:_ERROR_QUOTE_CHARS]
 
 
+#: Kinds a provider's error text may name for a 4xx status (other texts leave the status to decide).
+_TEXT_KINDS: Final = frozenset({"authentication", "rate_limit", "context_too_long", "model_not_found", "provider_error"})
+
+
 def _type_for(status: int | None, text: str) -> ErrorKind:
-    """The status decides auth, rate limit and server errors; the text refines a 4xx (or a mid-stream error)."""
-    if status in (401, 403, 429) or (status is not None and status >= 500):
+    """The status decides auth, rate limit and server errors; the text refines a 4xx.
+
+    A mid-stream error (no status) is read by its text alone, a provider failure when it names
+    nothing we know: it is the provider's report, never a sign that its answer was unreadable.
+    """
+    if status is None:
+        return classify(text, default="provider_error")
+    if status in (401, 403, 429) or status >= 500:
         return kind_for_status(status)
     by_text = classify(text, default="bad_response")
     if status == 404 and by_text == "bad_response" and "model" in text.lower():
         return "model_not_found"
-    if by_text in ("authentication", "rate_limit", "context_too_long", "model_not_found", "provider_error"):
+    if by_text in _TEXT_KINDS:
         return by_text
-    return kind_for_status(status) if status is not None else "bad_response"
+    return kind_for_status(status)
 
 
 #: HTTP statuses worth another attempt: rate limiting and the provider's own failures.
@@ -269,8 +281,6 @@ def retry_delay(attempt: int, retry_after: float | None, *, base_s: float, max_w
 
 
 def retry_notice(failure: TurnFailure, delay_s: float, attempt: int, attempts: int) -> dict[str, Any]:
-    """The `status` payload journaled before a retry: what happened, in plain words, and when we try again."""
-    what = ("The model provider asked us to slow down" if failure.error_type == "rate_limit"
-            else "The model provider had a server error")
-    return {"text": f"{what}; trying again in {delay_s:.2g} s (attempt {attempt + 1} of {attempts}).",
-            "level": "warning"}
+    """The `status` payload journaled before a retry: what happened, in plain words, and how long we wait."""
+    text = retry_text(failure.error_type, delay_s, attempt, attempts, asked=failure.retry_after is not None)
+    return {"text": text, "level": "warning"}

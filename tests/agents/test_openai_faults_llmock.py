@@ -43,7 +43,8 @@ def test_rate_limit_is_retried_after_retry_after_with_a_visible_status(llmock: A
     assert result.outcome == "completed" and result.final_text
     notes = sink.payloads("status")
     assert len(notes) == 2 and all(n["level"] == "warning" and "slow down" in n["text"] for n in notes)
-    assert "trying again in" in notes[0]["text"] and "attempt 2 of 4" in notes[0]["text"]
+    assert "waiting 1 second, as it asked, before trying again" in notes[0]["text"]
+    assert "attempt 2 of 4" in notes[0]["text"]
     llmock.assert_resilient()
 
 

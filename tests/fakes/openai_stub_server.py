@@ -11,6 +11,7 @@ The reply is chosen by the last user message (first match wins):
 |-----------------------------------|-----------------------------------------------------------|
 | `error NNN`                       | HTTP NNN with an OpenAI-style error body                  |
 | `bad json`                        | one token, then a `data:` line that is not JSON           |
+| `error chunk: TEXT`               | one token, then a `data: {"error": {"message": TEXT}}`    |
 | `count to N` (+ `drop after K`)   | tokens `1`, ` 2`, … ` N` (the connection closes after K)  |
 | `think` / `ponder`                | `reasoning_content` / `reasoning` deltas, then text       |
 | `use two tools`                   | two parallel `list_files` calls                           |
@@ -68,6 +69,8 @@ class Reply:
     slow: bool = False
     drop_after: int | None = None
     bad_json_after: int | None = None
+    #: After this many deltas, an `{"error": …}` chunk in the stream (as LiteLLM sends a provider's failure).
+    error_chunk: tuple[int, str] | None = None
 
 
 def choose_reply(body: dict[str, Any]) -> Reply:
@@ -92,6 +95,9 @@ def _reply_for_prompt(prompt: str, lowered: str, slow: bool) -> Reply:
         code = _ERROR_CODES.get(status, "server_error")
         error = {"message": f"Stub error {status} ({code}).", "type": code, "code": code}
         return Reply(status=status, error=error)
+    if "error chunk:" in lowered:
+        text = prompt[lowered.index("error chunk:") + len("error chunk:"):].strip()
+        return Reply([{"content": "Almost"}, {"content": " there"}], error_chunk=(1, text), slow=slow)
     if "bad json" in lowered:
         return Reply([{"content": "Almost"}, {"content": " there"}], bad_json_after=1, slow=slow)
     if match := _COUNT_RE.search(lowered):
@@ -247,6 +253,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if n == reply.bad_json_after:
                 self._send_event("{this is not json")
+                break
+            if reply.error_chunk is not None and n == reply.error_chunk[0]:
+                self._send_event(json.dumps({"error": {"message": reply.error_chunk[1], "code": None}}))
                 break
             if n and delay_s > 0:
                 stub.stopping.wait(delay_s)
