@@ -1,4 +1,4 @@
-"""Continue a turn that did not finish (CONTRACT §10): a user stop, a kernel restart, a crash, a shutdown.
+"""Continue a turn that did not finish (docs/api.md): a stop, a kernel restart, a crash, a cut stream, a length stop.
 
 The session already holds what a continuation needs: the turn's user row, its
 partial answer (recovered from the journal when the server died) and the marker
@@ -22,8 +22,17 @@ from ..store import Session
 from ..transcript import continued_answer, continued_turn_start
 from . import settle
 
-#: Marker types a continuation picks up after (an error is retried, not continued).
+#: Marker types a continuation picks up after.
 CONTINUABLE = frozenset({"interrupted", "cancelled"})
+#: Errors that leave an answer worth continuing: a cut stream and a length stop (docs/api.md); others are retried.
+CONTINUABLE_ERRORS = frozenset({"stream_cut", "length_limit"})
+
+
+def is_continuable(row: dict[str, Any]) -> bool:
+    """Whether a turn ending in `row` (its closing marker) may be continued."""
+    if row.get("_error") is not True:
+        return False
+    return row.get("type") in CONTINUABLE or row.get("_error_type") in CONTINUABLE_ERRORS
 
 
 class NothingToContinue(RuntimeError):
@@ -47,8 +56,8 @@ def continue_point(session: Session) -> ContinuePoint:
     while idx >= 0 and messages[idx].get("_disk_full"):
         idx -= 1  # the full-disk note follows the turn's marker
     row = messages[idx] if idx >= 0 else None
-    if row is None or not (row.get("_error") is True and row.get("type") in CONTINUABLE):
-        raise NothingToContinue(f"the last turn of session {session.session_id} is not interrupted or cancelled")
+    if row is None or not is_continuable(row):
+        raise NothingToContinue(f"the last turn of session {session.session_id} did not stop part-way")
     try:
         user = settle.last_user_index(session)
     except settle.NothingToRetry:

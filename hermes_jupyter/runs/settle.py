@@ -175,6 +175,7 @@ def settle_error(
     content = message if error_type == "tool_limit_reached" else markers.error_content(message)
     session.messages.append({
         "role": "assistant", "content": content, "timestamp": int(time.time()), "_error": True, "_run_id": run_id,
+        "_error_type": error_type,  # Continue picks up after a cut or a length stop (runs/continuation.py)
     })
     clear_pending(session)
     payload: dict[str, Any] = {"message": message, "type": error_type, "session_id": session.session_id}

@@ -2,13 +2,13 @@
 
 A run that continues an interrupted one (CONTRACT §10) folds like any run; where a
 cell shows the answer, it shows the whole of it: the interrupted parts with their
-markers (they stay), then the continuation. Only the last part's usage is kept, so a
-cell has one usage line, the one of the run it names.
+markers (they stay), then the continuation. A cell has one usage line: the last part's,
+with the counts of every part summed where reported, so it covers the whole answer.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Final
+from typing import Callable, Final, TypeVar
 
 from .rows import Transcript, UsageRow
 
@@ -30,11 +30,36 @@ def whole_answer(last: Transcript, part_of: PartOf) -> Transcript:
         parts.insert(0, earlier)
     if len(parts) == 1:
         return last
-    rows = [row for part in parts[:-1] for row in part.rows if not isinstance(row, UsageRow)] + last.rows
+    usages = [row for part in parts for row in part.rows if isinstance(row, UsageRow)]
+    whole = [summed_usage(usages) if isinstance(row, UsageRow) else row for row in last.rows]
+    rows = [row for part in parts[:-1] for row in part.rows if not isinstance(row, UsageRow)] + whole
     meta = {key: value for part in parts for key, value in part.meta.items()}
     return Transcript(
         run_id=last.run_id, session_id=last.session_id, status=last.status, last_seq=last.last_seq,
         rows=rows, meta=meta, continues=last.continues,
+    )
+
+
+N = TypeVar("N", int, float)
+
+
+def _sum(values: list[N | None]) -> N | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None  # type: ignore[return-value]
+
+
+def summed_usage(usages: list[UsageRow]) -> UsageRow:
+    """One usage row for an answer in parts: counts summed where reported (None where no part reported
+    one), the cost only when every part's price is known, the newest part's id and model."""
+    last = usages[-1]
+    if len(usages) == 1:
+        return last
+    costs = [u.cost_usd for u in usages]
+    return UsageRow(
+        id=last.id, model=last.model,
+        input_tokens=_sum([u.input_tokens for u in usages]), output_tokens=_sum([u.output_tokens for u in usages]),
+        cached_tokens=_sum([u.cached_tokens for u in usages]), duration_s=_sum([u.duration_s for u in usages]),
+        cost_usd=None if None in costs else _sum(costs),
     )
 
 
