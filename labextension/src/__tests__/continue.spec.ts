@@ -21,3 +21,10 @@ test('only the marker that ends the session is continuable, and only while idle'
   assert.deepEqual(flagged(withContinuable([user, answer, marker('m1', 'cancelled'), answer], true)), []);
   assert.equal(rows[4].kind === 'marker' && rows[4].continuable, undefined); // the input is left as it was
 });
+
+test('a cut stream and a length stop are continuable; other errors are retried', () => {
+  const error = (id: string, cause: string): IMarkerRow => ({ ...marker(id, 'error'), cause });
+  assert.deepEqual(flagged(withContinuable([user, answer, error('m1', 'length_limit')], true)), ['m1']);
+  assert.deepEqual(flagged(withContinuable([user, answer, error('m2', 'stream_cut')], true)), ['m2']);
+  assert.deepEqual(flagged(withContinuable([user, answer, error('m3', 'content_filter')], true)), []);
+});

@@ -9,9 +9,20 @@ function tokens(n: number): string {
   return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
 }
 
+/** Counts the provider did not report read "not reported", never 0 (docs/transcript.md). */
+function tokenParts(row: IUsageRow): string[] {
+  if (row.input_tokens === null && row.output_tokens === null) {
+    return ['tokens not reported'];
+  }
+  return [
+    row.input_tokens === null ? 'in not reported' : `${tokens(row.input_tokens)} in`,
+    row.output_tokens === null ? 'out not reported' : `${tokens(row.output_tokens)} out`
+  ];
+}
+
 export const UsageFooter = React.memo(function UsageFooter(props: { row: IUsageRow }): JSX.Element {
   const { row } = props;
-  const parts = [`${tokens(row.input_tokens)} in`, `${tokens(row.output_tokens)} out`];
+  const parts = tokenParts(row);
   if (row.cached_tokens) {
     parts.push(`${tokens(row.cached_tokens)} cached`);
   }
