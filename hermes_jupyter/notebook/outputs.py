@@ -310,9 +310,12 @@ def _status_words(t: Transcript) -> str:
 
 
 def usage_words(usage: UsageRow) -> str:
-    """`gpt-4o · 1,234 tokens in · 56 out · 3.2 s · $0.0123`: the footer of a finished turn (model when known)."""
+    """`gpt-4o · 1,234 tokens in · 56 out · 3.2 s · $0.0123`: the footer of a finished turn (model when known).
+
+    Counts the provider did not report read "not reported", never 0 (docs/transcript.md).
+    """
     parts = [usage.model] if usage.model else []
-    parts += [f"{usage.input_tokens:,} tokens in", f"{usage.output_tokens:,} out"]
+    parts += _token_words(usage.input_tokens, usage.output_tokens)
     if usage.cached_tokens:
         parts.append(f"{usage.cached_tokens:,} cached")
     if usage.duration_s is not None:
@@ -320,6 +323,13 @@ def usage_words(usage: UsageRow) -> str:
     if usage.cost_usd is not None:
         parts.append(f"${usage.cost_usd:.4f}")
     return " · ".join(parts)
+
+
+def _token_words(tokens_in: int | None, tokens_out: int | None) -> list[str]:
+    if tokens_in is None and tokens_out is None:
+        return ["tokens not reported"]
+    return [f"{tokens_in:,} tokens in" if tokens_in is not None else "tokens in not reported",
+            f"{tokens_out:,} out" if tokens_out is not None else "out not reported"]
 
 
 def summarize_args(args: Any) -> str:

@@ -380,8 +380,8 @@ class TranscriptFold:
     def _on_usage(self, row: JournalRow) -> None:
         p = row.payload
         usage = UsageRow(
-            id=row_id(self.run_id, "usage"), input_tokens=_int(p.get("input_tokens")) or 0,
-            output_tokens=_int(p.get("output_tokens")) or 0, cached_tokens=_int(p.get("cached_tokens")),
+            id=row_id(self.run_id, "usage"), input_tokens=_int(p.get("input_tokens")),
+            output_tokens=_int(p.get("output_tokens")), cached_tokens=_int(p.get("cached_tokens")),
             cost_usd=_number(p.get("cost_usd")), duration_s=_number(p.get("duration_s")), model=_text(p.get("model")),
         )
         if self._usage is None:

@@ -79,8 +79,10 @@ class PlanRow(_Row, tag="plan", kw_only=True):
 
 
 class UsageRow(_Row, tag="usage", kw_only=True):
-    input_tokens: int = 0
-    output_tokens: int = 0
+    """A turn's token counts; a count the provider did not report is None (shown as not reported)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     cached_tokens: int | None = None
     cost_usd: float | None = None
     duration_s: float | None = None

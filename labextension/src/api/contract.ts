@@ -121,6 +121,8 @@ export interface IMessageRow {
   _partial?: boolean;
   type?: string;
   interruption_cause?: string;
+  /** The error kind a failed turn's closing row names (a cut stream, a length stop, …). */
+  _error_type?: string;
   _recovered_from_run_journal?: boolean;
   _recovered_stream_id?: string;
   /** The run a live settle took this row from. */

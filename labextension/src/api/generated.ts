@@ -128,8 +128,8 @@ export interface IPlanRow {
 export interface IUsageRow {
   kind: 'usage';
   id: string;
-  input_tokens: number;
-  output_tokens: number;
+  input_tokens: number | null;
+  output_tokens: number | null;
   cached_tokens: number | null;
   cost_usd: number | null;
   duration_s: number | null;

@@ -139,8 +139,8 @@ export function usageRow(runId: string, p: Payload): IUsageRow {
   return {
     kind: 'usage',
     id: `${runId}:usage`,
-    input_tokens: int(p.input_tokens) ?? 0,
-    output_tokens: int(p.output_tokens) ?? 0,
+    input_tokens: int(p.input_tokens),
+    output_tokens: int(p.output_tokens),
     cached_tokens: int(p.cached_tokens),
     cost_usd: num(p.cost_usd),
     duration_s: num(p.duration_s),

@@ -90,7 +90,7 @@ export function messageRows(message: IMessageRow, id: string): DisplayRow[] {
     return []; // system and tool-result rows are model context, not transcript
   }
   if (message._error === true) {
-    const cause = message.interruption_cause ?? null;
+    const cause = message.interruption_cause ?? message._error_type ?? null;
     return [{ kind: 'marker', id, variant: markerVariant(message.type), text, cause }];
   }
   const rows: DisplayRow[] = [];
