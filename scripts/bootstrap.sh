@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Creates .venv (Python 3.11+) and installs hermes-jupyter into it, editable, with the given extras.
+# Creates .venv (Python 3.11+) with its own pip and installs hermes-jupyter into it, editable, with the given extras.
 # The wheel build runs npm for the labextension (hatch-jupyter-builder), so node 20 / npm must be on PATH.
 # Usage: scripts/bootstrap.sh [EXTRAS]   e.g. scripts/bootstrap.sh test
 #
@@ -28,22 +28,25 @@ install_inputs() {
   find "${existing[@]}" -type f ! -path '*/node_modules/*' ! -path '*/__tests__/*' | LC_ALL=C sort | xargs cksum
 }
 
-# The stamp of the wanted install: the extras, then one checksum of the inputs.
+# The stamp of the wanted install: the extras with those they include (`test` includes `demo`),
+# then one checksum of the inputs.
 wanted_stamp() {
-  echo "extras=$extras"
+  echo "extras=$(requirements --extras)"
   install_inputs | cksum
 }
 
 # Up to date when the inputs match and the stamped extras include the wanted ones (a `test`
-# install serves a plain one), and the labextension is still in the venv.
+# install serves a `demo` one and a plain one), and the labextension and pip are still in the venv.
 up_to_date() {
-  [ -x .venv/bin/python ] && [ -f "$stamp_file" ] || return 1
+  [ -x .venv/bin/python ] && [ -x .venv/bin/pip ] && [ -f "$stamp_file" ] || return 1
   [ -f .venv/share/jupyter/labextensions/hermes-jupyter/package.json ] || return 1
-  local stamped_extras stamped_sum
+  local stamped_extras stamped_sum wanted
   stamped_extras="$(sed -n 's/^extras=//p' "$stamp_file")"
   stamped_sum="$(sed -n '2p' "$stamp_file")"
   [ "$stamped_sum" = "$(install_inputs | cksum)" ] || return 1
-  [ -z "$extras" ] || [ "$extras" = "$stamped_extras" ]
+  for wanted in ${extras//,/ }; do
+    [[ ",$stamped_extras," == *",$wanted,"* ]] || return 1
+  done
 }
 
 if up_to_date; then
@@ -51,7 +54,9 @@ if up_to_date; then
   [ "${HERMES_JUPYTER_REINSTALL:-}" = "1" ] || exit 0
 fi
 # A venv without pip is made in a second (ensurepip is most of the usual 7 s); the system's pip then
-# puts uv in it. Where that cannot be done, the venv gets its own pip as usual.
+# puts uv in it, and uv puts pip back in 0.3 s with the rest of the install (`%pip install` in a
+# cell and `pip install` in a terminal need the venv's own pip). Where that cannot be done, the
+# venv gets its own pip as usual.
 new_venv() {
   if "$python" -m venv --without-pip .venv >/dev/null 2>&1 \
     && "$python" -m pip --python .venv/bin/python install --disable-pip-version-check -q uv >/dev/null 2>&1 \
@@ -74,16 +79,32 @@ if [ -x .venv/bin/uv ] || { "${pip[@]}" uv >/dev/null 2>&1 && [ -x .venv/bin/uv 
   pip=(.venv/bin/uv pip install -q --python .venv/bin/python)
 fi
 
-# What pip would fetch for `$target`, plus the build backend, read from pyproject.toml.
+# What pip would fetch for `$target`, plus the build backend and pip, read from pyproject.toml; an
+# extra that names this package (`hermes-jupyter[demo]`) is expanded, not fetched. With --extras:
+# the wanted extras and those they include, comma-separated, for the stamp.
 requirements() {
-  .venv/bin/python - "$extras" <<'PY'
-import sys, tomllib
+  .venv/bin/python - "$extras" "${1:-}" <<'PY'
+import re, sys, tomllib
 with open("pyproject.toml", "rb") as f:
     data = tomllib.load(f)
-wanted = [e for e in sys.argv[1].split(",") if e]
+name = data["project"]["name"]
 extras = data["project"].get("optional-dependencies", {})
-print("\n".join([*data["build-system"]["requires"], *data["project"]["dependencies"],
-                 *(r for e in wanted for r in extras.get(e, []))]))
+seen, reqs, todo = [], [], [e for e in sys.argv[1].split(",") if e]
+while todo:
+    extra = todo.pop(0)
+    if extra in seen:
+        continue
+    seen.append(extra)
+    for req in extras.get(extra, []):
+        own = re.fullmatch(re.escape(name) + r"\[([\w,\s-]+)\]", req.strip())
+        if own:
+            todo += [e.strip() for e in own.group(1).split(",")]
+        else:
+            reqs.append(req)
+if sys.argv[2] == "--extras":
+    print(",".join(sorted(seen)))
+else:
+    print("\n".join([*data["build-system"]["requires"], *data["project"]["dependencies"], *reqs, "pip"]))
 PY
 }
 
@@ -110,6 +131,6 @@ install_in_parallel() {
 echo "bootstrap: installing hermes-jupyter$( [ -n "$extras" ] && echo "[$extras]" ) (builds the labextension on first run)"
 stamp="$(wanted_stamp)"  # before the install: an edit made meanwhile triggers the next one
 rm -f "$stamp_file"
-install_in_parallel || "${pip[@]}" -e "$target"
+install_in_parallel || "${pip[@]}" -e "$target" pip
 .venv/bin/python -c "import hermes_jupyter.server.app" # fail loudly if the install did not take
 echo "$stamp" >"$stamp_file"

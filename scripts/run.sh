@@ -2,9 +2,11 @@
 # The run command: JupyterLab with hermes-jupyter and the demo notebook, on the offline demo agent.
 # Extra arguments go to `jupyter lab` (e.g. --port=8899 --no-browser).
 # Installs only when the checkout changed (scripts/bootstrap.sh keeps a stamp), so a second launch is quick.
+# The `demo` extra is what the demo notebook imports (pandas, matplotlib) and Notebook 7, the same list
+# Binder installs (binder/requirements.txt); the venv has its own pip, so `%pip install` works in a cell.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh
+bash scripts/bootstrap.sh demo
 # Kernels and terminals of this JupyterLab find the venv first: `!jupyter hermes recover` in a cell
 # or `pip install …` in a terminal reach this install, not another Python on PATH.
 export HERMES_JUPYTER_VENV="$PWD/.venv"

@@ -43,7 +43,7 @@ def _hermes_outputs(nb: Any) -> list[dict[str, Any]]:
 def test_binder_files_are_what_repo2docker_reads() -> None:
     assert (REPO / "binder" / "runtime.txt").read_text().strip() == "python-3.11"  # requires-python >= 3.11
     lines = [ln.strip() for ln in (REPO / "binder" / "requirements.txt").read_text().splitlines()]
-    assert "." in lines  # the repository itself, from the repository root where repo2docker runs pip
+    assert ".[demo]" in lines  # the repository itself with the demo's extra, from the repository root where repo2docker runs pip
     assert (REPO / DEMO).exists(), "binder/demo.ipynb is what the Binder link opens"
     post_build = REPO / "binder" / "postBuild"
     assert post_build.stat().st_mode & 0o111 and post_build.read_text().startswith("#!/usr/bin/env bash")

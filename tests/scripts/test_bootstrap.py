@@ -1,7 +1,8 @@
 """scripts/bootstrap.sh installs only when something the install reads changed (the stamp in .venv).
 
 The venv's python is a stand-in that records its calls, so no real pip runs; its pip "installs"
-uv as a stand-in too, which records its calls in the same log.
+uv as a stand-in too, which records its calls in the same log. Only the script bootstrap.sh feeds
+it on stdin (reading pyproject.toml) runs in a real Python.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -16,6 +18,7 @@ INPUTS = ["pyproject.toml", "install.json", "jupyter-config", "labextension/pack
           "labextension/package-lock.json", "labextension/tsconfig.json", "labextension/src", "labextension/style", "labextension/schema"]
 FAKE_PYTHON = """#!/bin/sh
 venv="$(cd "$(dirname "$0")/.." && pwd)"
+[ "$1" = "-" ] && exec "@REAL_PYTHON@" "$@"
 echo "$*" >>"$venv/calls.log"
 case "$*" in
   *"-m pip install"*" uv")
@@ -25,13 +28,16 @@ venv="$(cd "$(dirname "$0")/.." && pwd)"
 echo "uv $*" >>"$venv/calls.log"
 mkdir -p "$venv/share/jupyter/labextensions/hermes-jupyter"
 echo '{}' >"$venv/share/jupyter/labextensions/hermes-jupyter/package.json"
+shift 2
+case " $* " in *" pip "*) touch "$venv/bin/pip" && chmod +x "$venv/bin/pip" ;; esac
 UV
     chmod +x "$venv/bin/uv" ;;
   *"-m pip install"*)
     mkdir -p "$venv/share/jupyter/labextensions/hermes-jupyter"
-    echo '{}' >"$venv/share/jupyter/labextensions/hermes-jupyter/package.json" ;;
+    echo '{}' >"$venv/share/jupyter/labextensions/hermes-jupyter/package.json"
+    touch "$venv/bin/pip" && chmod +x "$venv/bin/pip" ;;  # pip installs into a venv that has pip
 esac
-"""
+""".replace("@REAL_PYTHON@", sys.executable)
 
 
 def checkout(tmp_path: Path) -> Path:
@@ -99,6 +105,29 @@ def test_extras_and_a_missing_labextension_reinstall(tmp_path: Path) -> None:
     assert pip_installs(root) == 1
 
 
+def test_every_install_gives_the_venv_its_own_pip(tmp_path: Path) -> None:
+    """`%pip install` in a cell and `pip install` in a terminal need pip inside the venv, which is made without it."""
+    root = checkout(tmp_path)
+    assert pip_installs(root) == 1
+    install = [c for c in (root / ".venv" / "calls.log").read_text().splitlines() if "pip install" in c][-1]
+    assert install.startswith("uv pip install") and install.split()[-1] == "pip"
+    assert pip_installs(root) == 0
+    (root / ".venv" / "bin" / "pip").unlink()  # a venv made before the venvs had pip
+    assert pip_installs(root) == 1
+    assert pip_installs(root) == 0
+
+
+def test_a_test_install_serves_a_demo_launch_and_not_the_other_way(tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    assert pip_installs(root, "test") == 1
+    assert pip_installs(root, "demo") == 0  # `test` includes `demo` (pyproject.toml)
+    assert pip_installs(root) == 0
+    other = checkout(tmp_path / "other")
+    assert pip_installs(other, "demo") == 1
+    assert pip_installs(other, "demo") == 0
+    assert pip_installs(other, "test") == 1
+
+
 def test_python_sources_need_no_reinstall(tmp_path: Path) -> None:
     root = checkout(tmp_path)
     assert pip_installs(root) == 1
@@ -127,6 +156,21 @@ def test_a_fresh_checkout_builds_the_labextension_while_pip_fetches_the_dependen
     assert installs[-1].endswith("--no-build-isolation -e .")
     assert npm_log.read_text().splitlines() == ["npm ci --no-audit --no-fund", "npm run build"]  # from the lock file
     assert pip_installs(root, env=env) == 0
+
+
+def test_the_dependencies_of_an_extra_that_includes_another_are_fetched_not_the_package_itself(tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    shutil.rmtree(root / "hermes_jupyter")  # a fresh clone: the dependencies are installed first, by name
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "npm").write_text(FAKE_NPM)
+    (bin_dir / "npm").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "NPM_LOG": str(tmp_path / "npm.log")}
+    assert pip_installs(root, "test", env=env) == 2
+    calls = (root / ".venv" / "calls.log").read_text().splitlines()
+    dependencies = [c for c in calls if "pip install" in c and not c.endswith(" uv")][0].split()
+    assert {"pandas>=2", "matplotlib>=3.7", "notebook>=7.2", "pytest>=8", "pip"} <= set(dependencies)
+    assert not [d for d in dependencies if d.startswith("hermes-jupyter")]  # `test` names `hermes-jupyter[demo]`
 
 
 SYSTEM_PYTHON = """#!/bin/sh

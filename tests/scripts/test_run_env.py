@@ -32,12 +32,14 @@ def test_a_terminal_shell_puts_the_venv_back_in_front_after_the_users_rc_files(t
 
 def test_run_sh_starts_jupyter_lab_from_the_venv_with_it_first_on_path(tmp_path: Path) -> None:
     root = checkout(tmp_path)
-    assert pip_installs(root) == 1  # the install stamp, so run.sh goes straight to the launch
+    assert pip_installs(root) == 1  # a plain install: run.sh wants the demo's extra on top
     for name in ("run.sh", "venv_bashrc"):
         shutil.copy(REPO / "scripts" / name, root / "scripts" / name)
     (root / "binder").mkdir()
     venv_bin = root / ".venv" / "bin"
-    (venv_bin / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    # A real python, except for the install's closing import check (the checkout copy holds no package).
+    (venv_bin / "python").write_text(
+        f'#!/bin/sh\ncase "$*" in *"import hermes_jupyter.server.app"*) exit 0 ;; esac\nexec "{sys.executable}" "$@"\n')
     report = tmp_path / "jupyter-lab.txt"
     (venv_bin / "jupyter").write_text(f'#!/bin/sh\n{{ pwd; echo "$PATH"; printf "%s\\n" "$@"; }} >"{report}"\n')
     (venv_bin / "jupyter").chmod(0o755)
@@ -45,6 +47,8 @@ def test_run_sh_starts_jupyter_lab_from_the_venv_with_it_first_on_path(tmp_path:
     done = subprocess.run(["bash", "scripts/run.sh", "--no-browser"], cwd=root, env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+    installs = [c for c in (root / ".venv" / "calls.log").read_text().splitlines() if c.startswith("uv pip install")]
+    assert installs[-1].endswith("-e .[demo] pip")  # pandas, matplotlib, Notebook 7 and pip (pyproject.toml)
     cwd, path, *args = report.read_text().splitlines()
     assert Path(cwd) == root / "binder" and path.split(os.pathsep)[0] == str(venv_bin)
     assert args[0] == "lab" and args[-2:] == ["--no-browser", "demo.ipynb"] and "--HermesJupyter.backend=demo" in args
