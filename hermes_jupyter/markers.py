@@ -29,7 +29,7 @@ CAUSE_SENTENCES: Final[dict[str, str]] = {
 }
 
 OUTCOME_SENTENCES: Final[dict[str, str]] = {
-    "recovered": "The partial output above was recovered from the run journal, but the interrupted agent process could not continue.",
+    "recovered": "The partial output above was recovered from the run journal; Continue lets the agent go on from where it stopped.",
     "pending_retry": "Recovering the partial output from the run journal — reload this session to retry.",
     "none": "The user message above was preserved, but no agent output was recovered.",
     "lost": "Partial output may have been lost.",
