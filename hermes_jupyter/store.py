@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 import orjson
 
-from .fsio import atomic_write, ensure_dir, read_bytes_nofollow
+from .fsio import DEFAULT_CAPS, ReadCaps, atomic_write, ensure_dir, open_dir_nofollow, read_capped, remove_tree_at
 from .ids import is_valid_id, new_session_id, validate_id
 from .jsonstream import encode
 from .listing import ListingOrder, Page
@@ -177,8 +177,9 @@ class SessionLock:
 class SessionStore:
     """Sidecars under `root`, an in-memory cache, per-session locks and the listing index."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, caps: ReadCaps = DEFAULT_CAPS) -> None:
         self.root = root
+        self.caps = caps
         ensure_dir(root)
         self._cache: dict[str, Session] = {}
         self._locks: dict[str, SessionLock] = {}
@@ -223,7 +224,7 @@ class SessionStore:
         return session
 
     def _read(self, path: Path) -> Session:
-        return read_sidecar(path)
+        return read_sidecar(path, self.caps.sidecar)
 
     # -- writing --------------------------------------------------------------------
     def create(self, **values: Any) -> Session:
@@ -272,7 +273,7 @@ class SessionStore:
         if not corrupt:
             self.load(session_id)  # CorruptSession: deleting an unreadable file takes the explicit flag
         try:
-            os.unlink(path)
+            _remove_entry(path, tree=corrupt)
         except FileNotFoundError:
             raise UnknownSession(session_id) from None
         self._cache.pop(session_id, None)
@@ -352,7 +353,7 @@ class SessionStore:
     def _read_index_file(self) -> dict[str, dict[str, Any]]:
         """The saved index, if it parses and every row is well typed; else {} (rebuilt from the sidecars)."""
         try:
-            data = check_index(orjson.loads(read_bytes_nofollow(self.root / INDEX_NAME)))
+            data = check_index(orjson.loads(read_capped(self.root / INDEX_NAME, self.caps.index)))
         except FileNotFoundError:
             return {}
         except (OSError, orjson.JSONDecodeError) as exc:
@@ -454,16 +455,32 @@ def _listing_row(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k != "mtime_ns"}
 
 
-def read_sidecar(path: Path) -> Session:
-    """Parse and type-check a sidecar; never follows a link, never raises anything but the two below.
+def _remove_entry(path: Path, *, tree: bool) -> None:
+    """Unlink `path` through its folder's fd (neither it nor its folder followed if a link);
+    with `tree`, a folder planted in a sidecar's place goes too (an unreadable sidecar deleted on request)."""
+    dir_fd = open_dir_nofollow(path.parent)
+    try:
+        if tree:
+            os.lstat(path.name, dir_fd=dir_fd)  # FileNotFoundError: there is no such session
+            remove_tree_at(dir_fd, path.name)
+        else:
+            os.unlink(path.name, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def read_sidecar(path: Path, cap: int = DEFAULT_CAPS.sidecar) -> Session:
+    """Parse and type-check a sidecar; never follows a link, never blocks, never reads more than `cap`
+    bytes, never raises anything but the two below.
 
     The one way a sidecar is read: the store, and tools that read a state dir without a server.
+    A FIFO, device, socket or folder in its place, or a file over `cap`, is corrupt.
     """
     try:
-        raw = read_bytes_nofollow(path)
+        raw = read_capped(path, cap)
     except FileNotFoundError:
         raise UnknownSession(path.stem) from None
-    except OSError as exc:  # a planted link (SymlinkRefused), a directory, no permission
+    except OSError as exc:  # a planted link (SymlinkRefused), a FIFO or folder (NotAFile), too large, no permission
         log.error("session sidecar %s cannot be opened and was left in place: %s", path, exc)
         raise CorruptSession(f"session {path.stem} cannot be opened: {exc.strerror or exc}") from exc
     try:

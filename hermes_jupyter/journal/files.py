@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable
 
+from ..fsio import DEFAULT_CAPS, NotAFile, SymlinkRefused, open_dir_nofollow, open_regular, remove_tree_at
+
 log = logging.getLogger(__name__)
 
 LIVE_SUFFIX = ".jsonl"
@@ -43,7 +45,9 @@ class RefusedJournal(FileNotFoundError):
 
 
 class CorruptJournal(OSError):
-    """A sealed journal whose compressed stream is damaged."""
+    """A journal that cannot be read as one: a damaged compressed stream, one decompressing to more
+    than its cap, a tail with no row within the line cap, or a FIFO, device, socket or folder in
+    its place (opened without blocking and refused, never read)."""
 
 
 def sealed_path(live: Path) -> Path:
@@ -60,29 +64,31 @@ def run_id_of(name: str) -> str | None:
 
 
 def open_folder(folder: Path) -> int:
-    """A directory fd of a session's journal folder; refuses a symlinked folder."""
+    """A directory fd of a session's journal folder; a symlinked folder is refused (read as absent),
+    a file in its place is `CorruptJournal`."""
     try:
-        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            log.warning("journal folder %s is not a plain directory; refusing it", folder)
-            raise RefusedJournal(errno.ENOENT, "journal folder is a symbolic link", str(folder)) from None
-        raise
+        return open_dir_nofollow(folder)
+    except SymlinkRefused:
+        log.warning("journal folder %s is a symbolic link; refusing it", folder)
+        raise RefusedJournal(errno.ENOENT, "journal folder is a symbolic link", str(folder)) from None
+    except NotAFile:
+        log.warning("journal folder %s is not a folder; refusing it", folder)
+        raise CorruptJournal(errno.ENOTDIR, "the session's journal folder is not a folder") from None
 
 
 def open_in(dir_fd: int, name: str, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
-    """Open `name` inside `dir_fd` without following a link; refuses anything but a regular file."""
+    """Open `name` inside `dir_fd` without following a link and without blocking (`fsio.open_regular`).
+
+    A link is refused as absent (`RefusedJournal`); a FIFO, device, socket or folder is `CorruptJournal`.
+    """
     try:
-        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            log.warning("journal %s is a symbolic link; refusing it", name)
-            raise RefusedJournal(errno.ENOENT, "journal is a symbolic link", name) from None
-        raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise RefusedJournal(errno.ENOENT, "journal is not a regular file", name)
-    return fd
+        return open_regular(name, flags, mode, dir_fd=dir_fd)
+    except SymlinkRefused:
+        log.warning("journal %s is a symbolic link; refusing it", name)
+        raise RefusedJournal(errno.ENOENT, "journal is a symbolic link", name) from None
+    except NotAFile:
+        log.warning("journal %s is not a regular file; refusing it", name)
+        raise CorruptJournal(errno.EINVAL, "the journal is not a regular file") from None
 
 
 @dataclass(slots=True)
@@ -92,14 +98,16 @@ class OpenJournal:
     fd: int
     sealed: bool
     disk_bytes: int
+    #: Most bytes a sealed journal may decompress to (`CorruptJournal` beyond: a gzip bomb).
+    max_unpacked: int = DEFAULT_CAPS.sealed_journal
 
     def stream(self) -> BinaryIO:
         """The journal's lines (decompressed when sealed); closing it closes `fd`."""
         raw = os.fdopen(self.fd, "rb", buffering=0 if not self.sealed else _COPY_CHUNK)
-        return _GzipLines(raw) if self.sealed else raw  # type: ignore[return-value]
+        return _GzipLines(raw, self.max_unpacked) if self.sealed else raw  # type: ignore[return-value]
 
 
-def open_journal(live: Path) -> OpenJournal:
+def open_journal(live: Path, max_unpacked: int = DEFAULT_CAPS.sealed_journal) -> OpenJournal:
     """Open a journal by its live path: the sealed form if it exists, else the live one.
 
     Raises FileNotFoundError (RefusedJournal for a link) when neither is there. The
@@ -114,29 +122,37 @@ def open_journal(live: Path) -> OpenJournal:
                 raise
             except FileNotFoundError:
                 continue
-            return OpenJournal(fd, sealed, os.fstat(fd).st_size)
+            return OpenJournal(fd, sealed, os.fstat(fd).st_size, max_unpacked)
         raise FileNotFoundError(errno.ENOENT, "no journal", str(live))
     finally:
         os.close(dir_fd)
 
 
-def open_stream(live: Path) -> BinaryIO:
+def open_stream(live: Path, max_unpacked: int = DEFAULT_CAPS.sealed_journal) -> BinaryIO:
     """The lines of a journal, either form (see `open_journal`)."""
-    return open_journal(live).stream()
+    return open_journal(live, max_unpacked).stream()
 
 
 class _GzipLines(gzip.GzipFile):
-    """gzip reading that reports a damaged stream as an OSError (`CorruptJournal`), like any read failure."""
+    """gzip reading that reports a damaged stream, or one decompressing past `max_unpacked`
+    bytes, as an OSError (`CorruptJournal`), like any read failure."""
 
-    def __init__(self, raw: BinaryIO) -> None:
+    def __init__(self, raw: BinaryIO, max_unpacked: int = DEFAULT_CAPS.sealed_journal) -> None:
         super().__init__(fileobj=raw, mode="rb")
         self._raw = raw
+        self._left = max_unpacked
 
     def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0 or size > self._left + 1:
+            size = self._left + 1
         try:
-            return super().read(size)
+            data = super().read(size)
         except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
             raise CorruptJournal(f"sealed journal is damaged: {exc}") from exc
+        self._left -= len(data)
+        if self._left < 0:
+            raise CorruptJournal(errno.EFBIG, "the sealed journal decompresses to more than its cap")
+        return data
 
     def close(self) -> None:
         try:
@@ -161,7 +177,7 @@ def journal_exists(live: Path) -> bool:
     return False
 
 
-def seal(live: Path, is_settled: Settled) -> int | None:
+def seal(live: Path, is_settled: Settled, max_unpacked: int = DEFAULT_CAPS.sealed_journal) -> int | None:
     """Compress a settled journal in place; returns the bytes freed, or None if it was left as it is.
 
     `is_settled(fd)` is asked while this holds the journal's `flock`, so no writer can
@@ -169,7 +185,8 @@ def seal(live: Path, is_settled: Settled) -> int | None:
     or its session has moved on). A `.jsonl` already beside a `.gz` is a leftover of a crash
     between rename and unlink: it is removed. For the few milliseconds of a seal the journal
     looks written-to to `writer_alive` (its lock is held); the runs sealed are over, and a
-    reader that asks then only waits for the next look.
+    reader that asks then only waits for the next look. A journal over `max_unpacked` bytes stays
+    live: sealed, its readers would refuse it as a gzip bomb.
     """
     dir_fd = open_folder(live.parent)
     try:
@@ -184,7 +201,7 @@ def seal(live: Path, is_settled: Settled) -> int | None:
                 return None  # a writer holds it
             size = os.fstat(fd).st_size
             if not exists_in(dir_fd, live.name + ".gz"):
-                if not is_settled(fd):
+                if size > max_unpacked or not is_settled(fd):
                     return None
                 packed = _write_sealed(dir_fd, fd, live.name)
             else:
@@ -243,7 +260,7 @@ def remove_if_idle(live: Path) -> int | None:
     try:
         try:
             fd: int | None = open_in(dir_fd, live.name)
-        except FileNotFoundError:
+        except (FileNotFoundError, CorruptJournal):  # absent, or a FIFO or folder no writer can hold
             fd = None
         try:
             if fd is not None:
@@ -255,7 +272,7 @@ def remove_if_idle(live: Path) -> int | None:
             for name in (live.name + ".gz", live.name):
                 try:
                     freed += os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_size
-                    os.unlink(name, dir_fd=dir_fd)
+                    remove_tree_at(dir_fd, name)  # a planted folder goes too, a link is never followed
                 except FileNotFoundError:
                     continue
             os.fsync(dir_fd)

@@ -3,6 +3,7 @@ and the group committer."""
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import logging
 import os
@@ -14,7 +15,7 @@ from typing import Any, Iterator
 
 from .. import events
 from ..events import JournalRow
-from ..fsio import fsync_dir, remove_tree_nofollow
+from ..fsio import DEFAULT_CAPS, ReadCaps, open_dir_nofollow, remove_tree_at
 from ..ids import is_valid_id, validate_id
 from . import files
 from .reader import (
@@ -49,10 +50,13 @@ class Journals:
         durability: Durability = "batch",
         window_s: float = 0.02,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        caps: ReadCaps = DEFAULT_CAPS,
     ) -> None:
         if durability not in DURABILITY_POLICIES:
             raise ValueError(f"unknown durability policy {durability!r}")
         self.root = root
+        #: The line cap never falls below the longest row the writer writes.
+        self.caps = dataclasses.replace(caps, journal_line=max(caps.journal_line, max_event_bytes + ENVELOPE_BYTES))
         self.durability = durability
         self.max_event_bytes = max_event_bytes
         self.committer = GroupCommitter(window_s)
@@ -77,7 +81,7 @@ class Journals:
             if journal is None or journal.closed:
                 journal = RunJournal(
                     self.path(session_id, run_id), session_id, run_id, durability=self.durability,
-                    committer=self.committer, max_event_bytes=self.max_event_bytes,
+                    committer=self.committer, max_event_bytes=self.max_event_bytes, max_line=self.caps.journal_line,
                 )
                 self._writers[key] = journal
             return journal
@@ -99,7 +103,7 @@ class Journals:
         extra = {} if max_bytes is None else {"max_bytes": max_bytes}
         return read(
             self.path(session_id, run_id), session_id, run_id, after_seq=after_seq, limit=limit,
-            max_row=self.max_row_bytes, **extra,
+            max_row=self.max_row_bytes, caps=self.caps, **extra,
         )
 
     def read_rows(
@@ -108,7 +112,7 @@ class Journals:
         """Every identity-checked row, as a list; raises FileNotFoundError when the journal does not exist yet."""
         return read_rows(
             self.path(session_id, run_id), session_id, run_id, after_seq=after_seq, stats=stats,
-            max_row=self.max_row_bytes,
+            max_row=self.max_row_bytes, caps=self.caps,
         )
 
     def iter_rows(
@@ -117,19 +121,21 @@ class Journals:
         """Rows in order; raises FileNotFoundError when the journal does not exist yet."""
         return iter_rows(
             self.path(session_id, run_id), session_id, run_id, after_seq=after_seq, stats=stats,
-            max_row=self.max_row_bytes,
+            max_row=self.max_row_bytes, caps=self.caps,
         )
 
     def iter_row_chunks(
         self, session_id: str, run_id: str, *, stats: ReadStats | None = None
     ) -> Iterator[list[JournalRow]]:
         """Rows in order, a read chunk at a time; raises FileNotFoundError when the journal does not exist yet."""
-        return iter_row_chunks(self.path(session_id, run_id), session_id, run_id, stats=stats, max_row=self.max_row_bytes)
+        return iter_row_chunks(
+            self.path(session_id, run_id), session_id, run_id, stats=stats, max_row=self.max_row_bytes, caps=self.caps,
+        )
 
     def summary(self, session_id: str, run_id: str) -> RunSummary:
         """Last seq and authoritative terminal row, from the file's tail (either form)."""
         try:
-            opened = files.open_journal(self.path(session_id, run_id))
+            opened = files.open_journal(self.path(session_id, run_id), self.caps.sealed_journal)
         except FileNotFoundError:
             return RunSummary(False, 0, 0, None)
         if opened.sealed:
@@ -139,7 +145,7 @@ class Journals:
             size = os.fstat(fd).st_size
             tail = _tail_rows(fd, size, session_id, run_id)
             # The last chunk usually holds the last row; only a huge last row needs the wider scan.
-            last_seq = tail[-1].seq if tail else _scan_tail(fd, session_id, run_id)[0]
+            last_seq = tail[-1].seq if tail else _scan_tail(fd, session_id, run_id, self.caps.journal_line)[0]
         finally:
             os.close(fd)
         return RunSummary(True, size, last_seq, events.authoritative_terminal(tail))
@@ -173,11 +179,11 @@ class Journals:
         path = self.path(session_id, run_id)
         try:
             dir_fd = files.open_folder(path.parent)
-        except FileNotFoundError:
+        except (FileNotFoundError, files.CorruptJournal):
             return False
         try:
             fd = files.open_in(dir_fd, path.name)
-        except FileNotFoundError:
+        except (FileNotFoundError, files.CorruptJournal):  # a FIFO or folder: no writer holds it
             return False
         finally:
             os.close(dir_fd)
@@ -205,11 +211,15 @@ class Journals:
         return sorted({run for run in map(files.run_id_of, names) if run is not None})
 
     def session_ids(self) -> list[str]:
-        """Session folders under the root (plain directories with a valid id only)."""
+        """Session folders under the root (plain directories with a valid id only; a linked root has none)."""
         try:
-            entries = list(os.scandir(self.root))
-        except FileNotFoundError:
+            root_fd = open_dir_nofollow(self.root)
+        except OSError:
             return []
+        try:
+            entries = list(os.scandir(root_fd))
+        finally:
+            os.close(root_fd)
         return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False) and is_valid_id(e.name))
 
     def seal(self, session_id: str, run_id: str) -> int | None:
@@ -229,7 +239,7 @@ class Journals:
             if (session_id, run_id) in self._writers:
                 return None  # our own writer is still open
         try:
-            return files.seal(self.path(session_id, run_id), is_settled)
+            return files.seal(self.path(session_id, run_id), is_settled, self.caps.sealed_journal)
         except FileNotFoundError:
             return None
 
@@ -242,41 +252,74 @@ class Journals:
     def detach_session(self, session_id: str) -> Path | None:
         """Close the session's writers and move `runs/<sid>` aside in one rename; None if it has none.
 
-        Whatever `runs/<sid>` is (a folder, or a planted link) only the entry itself
-        moves: a link is never followed. `reattach_session` undoes it.
+        Whatever `runs/<sid>` is (a folder, a file, or a planted link) only the entry itself
+        moves, inside `runs/` opened without following a link: nothing is renamed in a
+        link's target. `reattach_session` undoes it.
         """
-        folder = self.root / validate_id(session_id, "session id")
+        name = validate_id(session_id, "session id")
         with self._lock:
             for key in [k for k in self._writers if k[0] == session_id]:
                 self._writers.pop(key).close()
-        if not os.path.lexists(folder):
+        try:
+            root_fd = open_dir_nofollow(self.root)
+        except FileNotFoundError:
             return None
-        detached = self.root / f".deleted-{session_id}-{uuid.uuid4().hex[:8]}"
-        os.rename(folder, detached)
-        fsync_dir(self.root)
-        return detached
+        try:
+            if not files.exists_in(root_fd, name):
+                return None
+            detached = f".deleted-{session_id}-{uuid.uuid4().hex[:8]}"
+            os.rename(name, detached, src_dir_fd=root_fd, dst_dir_fd=root_fd)
+            os.fsync(root_fd)
+        finally:
+            os.close(root_fd)
+        return self.root / detached
 
     def reattach_session(self, session_id: str, detached: Path) -> None:
-        os.rename(detached, self.root / validate_id(session_id, "session id"))
-        fsync_dir(self.root)
+        root_fd = open_dir_nofollow(self.root)
+        try:
+            os.rename(detached.name, validate_id(session_id, "session id"), src_dir_fd=root_fd, dst_dir_fd=root_fd)
+            os.fsync(root_fd)
+        finally:
+            os.close(root_fd)
 
     def purge_leftovers(self) -> None:
-        """Empty what deletes interrupted by a crash left moved aside (start-up)."""
+        """Empty what deletes interrupted by a crash left moved aside (start-up).
+
+        `runs/` is listed through its own fd, opened without following a link: a linked
+        `runs/` is refused (logged), never listed or emptied in its target.
+        """
         try:
-            names = os.listdir(self.root)
+            root_fd = open_dir_nofollow(self.root)
         except FileNotFoundError:
             return
-        for name in names:
-            if name.startswith(".deleted-"):
-                self.purge_detached(self.root / name)
+        except OSError as exc:
+            log.error("the journals folder %s is not a plain folder (%s); nothing in it was removed", self.root, exc)
+            return
+        try:
+            for name in os.listdir(root_fd):
+                if name.startswith(".deleted-"):
+                    self._purge_at(root_fd, name)
+        finally:
+            os.close(root_fd)
 
     def purge_detached(self, detached: Path) -> None:
         """Remove a detached folder; what is left after a failure is invisible and removed on the next try."""
         try:
-            remove_tree_nofollow(detached)
-            fsync_dir(self.root)
+            root_fd = open_dir_nofollow(self.root)
         except OSError:
             log.exception("could not remove the deleted journals at %s", detached)
+            return
+        try:
+            self._purge_at(root_fd, detached.name)
+        finally:
+            os.close(root_fd)
+
+    def _purge_at(self, root_fd: int, name: str) -> None:
+        try:
+            remove_tree_at(root_fd, name)
+            os.fsync(root_fd)
+        except OSError:
+            log.exception("could not remove the deleted journals at %s", self.root / name)
 
     def close(self) -> None:
         with self._lock:

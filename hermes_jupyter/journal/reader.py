@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import errno
 import gc
 import logging
 import operator
@@ -17,7 +18,8 @@ import orjson
 
 from .. import events
 from ..events import JournalRow
-from .files import open_stream
+from ..fsio import DEFAULT_CAPS, ReadCaps
+from .files import CorruptJournal, open_stream
 
 log = logging.getLogger(__name__)
 _seq = operator.attrgetter("seq")
@@ -52,13 +54,19 @@ class JournalRead:
     stats: ReadStats = field(default_factory=ReadStats)
 
 
-def _scan_tail(fd: int, session_id: str, run_id: str) -> tuple[int, bool]:
-    """Return (last valid seq, whether the file ends in a torn line)."""
+def _scan_tail(fd: int, session_id: str, run_id: str, max_line: int = DEFAULT_CAPS.journal_line) -> tuple[int, bool]:
+    """Return (last valid seq, whether the file ends in a torn line).
+
+    The tail is read in growing windows up to `max_line` bytes (plus a chunk): a journal
+    with no row of its run in that stretch (a planted endless line) is `CorruptJournal`,
+    never loaded whole.
+    """
     size = os.fstat(fd).st_size
     if size == 0:
         return 0, False
     torn = os.pread(fd, 1, size - 1) != b"\n"
     chunk = _TAIL_CHUNK
+    widest = max_line + _TAIL_CHUNK
     while True:
         start = max(0, size - chunk)
         data = os.pread(fd, size - start, start)
@@ -71,7 +79,9 @@ def _scan_tail(fd: int, session_id: str, run_id: str) -> tuple[int, bool]:
                 return row.seq, torn
         if start == 0:
             return 0, torn
-        chunk *= 4
+        if chunk >= widest:
+            raise CorruptJournal(errno.EFBIG, f"no row of the run in the journal's last {widest} bytes")
+        chunk = min(chunk * 4, widest)
 
 
 #: Bytes decoded at a time. A block and the rows decoded from it stay in the CPU's caches: with
@@ -82,30 +92,32 @@ _READ_CHUNK = 128 * 1024
 
 def iter_rows(
     path: Path, session_id: str, run_id: str, *, after_seq: int = 0, stats: ReadStats | None = None,
-    max_row: int = DEFAULT_MAX_ROW_BYTES,
+    max_row: int = DEFAULT_MAX_ROW_BYTES, caps: ReadCaps = DEFAULT_CAPS,
 ) -> Iterator[JournalRow]:
     """Yield the identity-checked rows of a journal file with `seq > after_seq`, in file order.
 
     Raises FileNotFoundError if the journal does not exist (callers tell "not yet
     written" from "empty"). A last line without its newline is a torn write and
-    is skipped like any malformed line, a line over `max_row` bytes is skipped unread.
-    Either form of the journal (`.jsonl`, sealed `.jsonl.gz`) is read, never through
+    is skipped like any malformed line, a line over `max_row` bytes is skipped unread, and
+    a line still without its newline after `caps.journal_line` bytes ends the read (a
+    torn tail, counted malformed). Either form of the journal (`.jsonl`, sealed `.jsonl.gz`) is read, never through
     a symbolic link (`files.open_stream`). One streaming pass: the file is decoded a
     chunk at a time, a whole chunk in one C call when every line in it is a
     well-shaped row (typed by `JournalRow`), else line by line.
     """
-    for chunk in iter_row_chunks(path, session_id, run_id, after_seq=after_seq, stats=stats, max_row=max_row):
+    chunks = iter_row_chunks(path, session_id, run_id, after_seq=after_seq, stats=stats, max_row=max_row, caps=caps)
+    for chunk in chunks:
         yield from chunk
 
 
 def iter_row_chunks(
     path: Path, session_id: str, run_id: str, *, after_seq: int = 0, stats: ReadStats | None = None,
-    max_row: int = DEFAULT_MAX_ROW_BYTES,
+    max_row: int = DEFAULT_MAX_ROW_BYTES, caps: ReadCaps = DEFAULT_CAPS,
 ) -> Iterator[list[JournalRow]]:
     """`iter_rows` a chunk at a time: lists of identity-checked rows, one per block read (a fold's fast path)."""
     check = _RowCheck(session_id, run_id, after_seq, stats if stats is not None else ReadStats())
-    with open_stream(path) as fh:
-        for parsed in _parsed_chunks(fh, check.stats, max_row):
+    with open_stream(path, caps.sealed_journal) as fh:
+        for parsed in _parsed_chunks(fh, check.stats, max_row, caps.journal_line):
             rows = check.valid_chunk(parsed)
             if rows:
                 yield rows
@@ -113,13 +125,13 @@ def iter_row_chunks(
 
 def read_rows(
     path: Path, session_id: str, run_id: str, *, after_seq: int = 0, stats: ReadStats | None = None,
-    max_row: int = DEFAULT_MAX_ROW_BYTES,
+    max_row: int = DEFAULT_MAX_ROW_BYTES, caps: ReadCaps = DEFAULT_CAPS,
 ) -> list[JournalRow]:
     """All identity-checked rows after `after_seq` as one list (recovery's single pass); see `iter_rows`."""
     check = _RowCheck(session_id, run_id, after_seq, stats if stats is not None else ReadStats())
     rows: list[JournalRow] = []
-    with open_stream(path) as fh:
-        for parsed in _parsed_chunks(fh, check.stats, max_row):
+    with open_stream(path, caps.sealed_journal) as fh:
+        for parsed in _parsed_chunks(fh, check.stats, max_row, caps.journal_line):
             rows.extend(check.valid_chunk(parsed))
     return rows
 
@@ -199,30 +211,38 @@ class _Chunk:
     shapeless: list[tuple[int, bool]] = field(default_factory=list)
 
 
-def _parsed_chunks(fh: Any, stats: ReadStats, max_row: int = DEFAULT_MAX_ROW_BYTES) -> Iterator[_Chunk]:
+def _parsed_chunks(
+    fh: Any, stats: ReadStats, max_row: int = DEFAULT_MAX_ROW_BYTES, max_line: int = DEFAULT_CAPS.journal_line,
+) -> Iterator[_Chunk]:
     """Parse a JSONL stream in chunks of whole lines; malformed lines are counted and dropped.
 
     A line that grows past `max_row` is counted as oversized and skipped up to its
-    newline without being kept, so memory stays bounded by the chunk and the cap.
+    newline without being kept, so memory stays bounded by the chunk and the cap. A
+    line with no newline within `max_line` bytes is a torn (or planted) tail: counted
+    malformed, and the read stops there instead of scanning on without end.
     """
     carry = b""
-    skipping = False
+    skipped = -1  # bytes of the oversized line being skipped (-1: not skipping)
     while True:
         block = fh.read(_READ_CHUNK)
         if not block:
             break
-        if skipping:
+        if skipped >= 0:
             end = block.find(b"\n")
             if end < 0:
+                skipped += len(block)
+                if skipped > max_line:
+                    stats.malformed += 1
+                    return
                 continue
-            block, skipping = block[end + 1:], False
+            block, skipped = block[end + 1:], -1
         if carry:
             block = carry + block
         cut = block.rfind(b"\n")
         carry = block[cut + 1:]
         if len(carry) > max_row:
             stats.oversized += 1
-            carry, skipping = b"", True
+            carry, skipped = b"", len(carry)
         if cut >= 0:
             yield _parse_lines(block, cut + 1, stats, max_row)
     if carry.strip():
@@ -290,7 +310,7 @@ def _claims_terminal(raw: bytes) -> bool:
 
 def read(
     path: Path, session_id: str, run_id: str, *, after_seq: int = 0, limit: int | None = None,
-    max_bytes: int = DEFAULT_PAGE_BYTES, max_row: int = DEFAULT_MAX_ROW_BYTES,
+    max_bytes: int = DEFAULT_PAGE_BYTES, max_row: int = DEFAULT_MAX_ROW_BYTES, caps: ReadCaps = DEFAULT_CAPS,
 ) -> JournalRead:
     """Read rows after a cursor, at most `limit` rows and about `max_bytes` of them (never
     fewer than one row). `next_seq` is the cursor to pass next time."""
@@ -300,7 +320,7 @@ def read(
     last_seq = after_seq
     budget = max_bytes
     try:
-        for row in iter_rows(path, session_id, run_id, after_seq=after_seq, stats=stats, max_row=max_row):
+        for row in iter_rows(path, session_id, run_id, after_seq=after_seq, stats=stats, max_row=max_row, caps=caps):
             if (limit is not None and len(rows) >= limit) or (budget <= 0 and rows):
                 break
             budget -= _row_bytes(row)
@@ -333,7 +353,7 @@ def _tail_rows(fd: int, size: int, session_id: str, run_id: str) -> list[Journal
     return tail_rows_of(os.pread(fd, size - start, start), start > 0, session_id, run_id)
 
 
-def sealed_tail(fh: Any) -> tuple[bytes, bool]:
+def sealed_tail(fh: Any) -> tuple[bytes, bool]:  # the stream's own cap bounds the pass (files._GzipLines)
     """The last `_TAIL_CHUNK` bytes of a stream that cannot seek (a sealed journal), and whether
     anything came before them. One pass, memory bounded by the chunk."""
     tail = b""

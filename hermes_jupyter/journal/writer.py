@@ -17,6 +17,7 @@ from ..events import JournalRow
 from ..fsio import ensure_dir
 from ..ids import validate_id
 from . import files
+from ..fsio import DEFAULT_CAPS
 from .reader import _TAIL_CHUNK, _scan_tail
 
 log = logging.getLogger(__name__)
@@ -138,6 +139,7 @@ class RunJournal:
         durability: Durability = "batch",
         committer: GroupCommitter | None = None,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        max_line: int = DEFAULT_CAPS.journal_line,
     ) -> None:
         if durability not in DURABILITY_POLICIES:
             raise ValueError(f"unknown durability policy {durability!r}")
@@ -161,9 +163,14 @@ class RunJournal:
         #: Per event name: the checked name's bytes up to `created_at` (built once per name).
         self._event_parts: dict[str, bytes] = {}
         self._fd = self._open()
-        self.last_seq, torn = _scan_tail(self._fd, session_id, run_id)
-        if torn:
-            _cut_torn_tail(self._fd, self.path)
+        try:
+            self.last_seq, torn = _scan_tail(self._fd, session_id, run_id, max_line)
+            if torn:
+                _cut_torn_tail(self._fd, self.path)
+        except BaseException:  # a journal with no row near its end (CorruptJournal): not written to
+            os.close(self._fd)
+            self._fd = -1
+            raise
 
     def _open(self) -> int:
         """Open (creating) the live journal without following links, and take its writer lock.
@@ -301,13 +308,14 @@ def _cut_torn_tail(fd: int, path: Path) -> None:
     reappearing with a seq the next append will reuse.
     """
     size = os.fstat(fd).st_size
-    start = max(0, size - _TAIL_CHUNK)
-    while True:
-        cut = os.pread(fd, size - start, start).rfind(b"\n")
-        if cut >= 0 or start == 0:
+    end, keep = size, 0
+    while end > 0:  # one chunk at a time, backwards: a long fragment costs one pass, not one per chunk
+        start = max(0, end - _TAIL_CHUNK)
+        cut = os.pread(fd, end - start, start).rfind(b"\n")
+        if cut >= 0:
+            keep = start + cut + 1
             break
-        start = max(0, start - _TAIL_CHUNK)
-    keep = start + cut + 1 if cut >= 0 else 0
+        end = start
     log.warning("journal %s: cutting a torn last line of %d bytes", path, size - keep)
     os.ftruncate(fd, keep)
     os.fsync(fd)
