@@ -81,6 +81,8 @@ class Session:
     #: The user's decision on each proposed cell, by its transcript row id (`<run>:proposal:<id>`):
     #: `accepted` or `rejected`. Kept here, not in the run's journal, which may be sealed (docs/proposals.md).
     proposal_decisions: dict[str, str] = field(default_factory=dict)
+    #: Who made each of those decisions, by the same row id: `{kind, user?}` (agents/answered.py).
+    proposal_answered_by: dict[str, dict[str, Any]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

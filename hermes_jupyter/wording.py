@@ -1,4 +1,4 @@
-"""The words on a run's buttons and queued note, spelled once for every client.
+"""The words on a run's buttons, its queued note and its answered cards, spelled once for every client.
 
 The kernel widget (`kernel/static/view.js`, through a synced trait) and the labextension
 (`labextension/src/api/generated.ts`, written by `scripts/generate_ts_types.py`) both read this
@@ -23,3 +23,41 @@ RUN_CONTROLS: Final[dict[str, str]] = {
     "continuing": "Continuing…",
     "continue_again": "Continue (try again)",
 }
+
+#: How an answered question reads on its card: the answer (an approval's choice, `answered` for a
+#: clarifying question, a proposal's decision), then who gave it (`answer_words`). Keys are the answers'
+#: own values, so the TypeScript copy (`ANSWER_WORDS` in generated.ts) is indexed the same way.
+ANSWER_WORDS: Final[dict[str, str]] = {
+    "allow_once": "Allowed once",
+    "allow_session": "Allowed for this session",
+    "allow_always": "Allowed always",
+    "deny": "Denied",
+    "answered": "Answered",
+    "accepted": "Accepted",
+    "rejected": "Rejected",
+    "by_person": "{answer} by {user}",
+    "policy_allow": "Allowed by a standing rule",
+    "policy_deny": "Denied by a standing rule",
+    "policy_answered": "Answered by a standing rule",
+    "timeout": "Not answered in time",
+    "not_answered": "Not answered",
+}
+#: The reason a question journals when its wait expired (agents/asks.py); other unanswered ends read "Not answered".
+EXPIRED_REASON: Final = "expired"
+
+
+def answer_words(answer: str, by_kind: str | None, user: str | None = None, reason: str | None = None) -> str:
+    """"Allowed once by alice", "Denied by a standing rule", "Not answered in time", "Accepted by bob".
+
+    `by_kind` None is an old row that did not say who answered: the answer alone, with its reason
+    when it says more than "answered". The labextension's `answerWords` is the same function.
+    """
+    words = ANSWER_WORDS.get(answer, answer)
+    if by_kind == "timeout":
+        return ANSWER_WORDS["timeout" if reason == EXPIRED_REASON else "not_answered"]
+    if by_kind == "policy":
+        group = answer if answer in ("deny", "answered") else "allow" if answer.startswith("allow") else ""
+        return ANSWER_WORDS.get(f"policy_{group}", words)
+    if by_kind == "person":
+        return ANSWER_WORDS["by_person"].format(answer=words, user=user) if user else words
+    return f"{words} ({reason})" if reason and reason != "answered" else words

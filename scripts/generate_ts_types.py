@@ -94,7 +94,12 @@ def _interface(info: mi.StructType) -> Iterator[str]:
     if info.tag_field is not None:
         yield f"  {info.tag_field}: {_string(info.tag)};"
     for f in info.fields:
-        yield f"  {f.encode_name}: {_ts(f.type)};"
+        if info.cls.__struct_config__.omit_defaults and not f.required and f.default is None:
+            # Encoded only when set (`{kind: "timeout"}`): optional, never null.
+            optional = " | ".join(_ts(m) for m in getattr(f.type, "types", (f.type,)) if not isinstance(m, mi.NoneType))
+            yield f"  {f.encode_name}?: {optional};"
+        else:
+            yield f"  {f.encode_name}: {_ts(f.type)};"
     yield "}"
     yield ""
 
@@ -148,13 +153,21 @@ def _event_types() -> Iterator[str]:
     yield ""
 
 
+def _table(name: str, table: dict[str, str], *, camel: bool) -> Iterator[str]:
+    yield f"export const {name} = {{"
+    items = list(table.items())
+    for i, (key, text) in enumerate(items):
+        yield f"  {_camel(key) if camel else key}: {_string(text)}{',' if i < len(items) - 1 else ''}"
+    yield "} as const;"
+    yield ""
+
+
 def _wording() -> Iterator[str]:
     yield "/** The words on a run's buttons and queued note (the kernel widget reads the same table). */"
-    yield "export const RUN_CONTROLS = {"
-    items = list(wording.RUN_CONTROLS.items())
-    for i, (key, text) in enumerate(items):
-        yield f"  {_camel(key)}: {_string(text)}{',' if i < len(items) - 1 else ''}"
-    yield "} as const;"
+    yield from _table("RUN_CONTROLS", wording.RUN_CONTROLS, camel=True)
+    yield "/** How an answered card reads, keyed by the answer's own value (wording.answer_words). */"
+    yield from _table("ANSWER_WORDS", wording.ANSWER_WORDS, camel=False)
+    yield f"export const EXPIRED_REASON = {_string(wording.EXPIRED_REASON)};"
     yield ""
 
 

@@ -3,8 +3,9 @@
 A backend (or a tool) asks; the request is journaled as an `approval` event
 (`status: pending`), the sidebar, the cell widget or the API answers through
 `ApprovalBroker.answer`, and the outcome is journaled (`status: resolved`, with
-`choice` and `reason`). No answer within the timeout is a visible deny, so a
-forgotten approval never wedges a run.
+`choice`, `reason` and `answered_by`: who answered, agents/answered.py). No answer
+within the timeout is a visible deny answered by nobody (`timeout`), so a forgotten
+approval never wedges a run.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..events import APPROVAL
+from .answered import POLICY, TIMEOUT, Answer, AnsweredBy
 from .asks import Questions, UnknownQuestion, journaled, wait_answer
 from .base import EventSink
 
@@ -39,7 +41,8 @@ class ApprovalRequest:
     kind: str = "command"
 
 
-ApprovalHandler = Callable[[ApprovalRequest], Awaitable[str]]
+#: Answers an approval: a broker's `Answer` (who answered), or a plain choice (a program: `policy`).
+ApprovalHandler = Callable[[ApprovalRequest], Awaitable["str | Answer"]]
 
 #: No approval with that id is waiting (never asked, or long gone): HTTP 404.
 UnknownApproval = UnknownQuestion
@@ -53,18 +56,26 @@ def pending_payload(request: ApprovalRequest) -> dict[str, Any]:
     }
 
 
-def resolved_payload(approval_id: str, choice: str, reason: str) -> dict[str, Any]:
-    return {"approval_id": approval_id, "status": "resolved", "choice": choice, "reason": reason}
+def resolved_payload(approval_id: str, choice: str, reason: str, by: AnsweredBy) -> dict[str, Any]:
+    return {"approval_id": approval_id, "status": "resolved", "choice": choice, "reason": reason,
+            "answered_by": by.to_json()}
 
 
-async def decide(handler: ApprovalHandler | None, request: ApprovalRequest) -> tuple[str, str]:
-    """The handler's answer as (choice, reason); deny when there is none, it fails, expires or answers off-menu."""
-    choice, reason = await wait_answer(handler, request, request.timeout_s, f"approval {request.approval_id}")
+def unanswered_payload(approval_id: str, reason: str) -> dict[str, Any]:
+    """An approval the run ended (or was stopped) before anyone answered: deny for the agent, by nobody."""
+    return resolved_payload(approval_id, "deny", reason, TIMEOUT)
+
+
+async def decide(handler: ApprovalHandler | None, request: ApprovalRequest) -> tuple[str, str, AnsweredBy]:
+    """The answer as (choice, reason, who); deny when there is no handler (policy), it fails or expires
+    (timeout), or it answers off-menu."""
+    label = f"approval {request.approval_id}"
+    choice, reason, by = await wait_answer(handler, request, request.timeout_s, label)
     if choice is None:
-        return "deny", "no approval handler" if handler is None else reason
+        return "deny", "no approval handler" if handler is None else reason, by
     if choice not in request.options:
-        return "deny", f"invalid choice {choice!r}"
-    return choice, reason
+        return "deny", f"invalid choice {choice!r}", POLICY
+    return choice, reason, by
 
 
 class ApprovalBroker:
@@ -73,15 +84,15 @@ class ApprovalBroker:
     def __init__(self) -> None:
         self._questions: Questions[ApprovalRequest] = Questions()
 
-    async def ask(self, request: ApprovalRequest) -> str:
+    async def ask(self, request: ApprovalRequest) -> Answer:
         return await self._questions.wait(request.run_id, request.approval_id, request)
 
-    def answer(self, run_id: str, approval_id: str, choice: str) -> None:
-        """Answer a waiting approval; ValueError for an option it does not offer."""
+    def answer(self, run_id: str, approval_id: str, choice: str, by: AnsweredBy) -> None:
+        """Answer a waiting approval as `by`; ValueError for an option it does not offer."""
         request = self._questions.request_of(run_id, approval_id)
         if request is not None and choice not in request.options:
             raise ValueError(f"choice must be one of {list(request.options)}")
-        self._questions.answer(run_id, approval_id, choice)
+        self._questions.answer(run_id, approval_id, choice, by)
 
     def pending(self, run_id: str) -> list[ApprovalRequest]:
         return self._questions.pending(run_id)

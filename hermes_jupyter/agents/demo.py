@@ -16,6 +16,7 @@ from traitlets import Float, Int
 from traitlets.config import Configurable
 
 from ..events import PLAN, TOKEN, TOOL, TOOL_COMPLETE
+from .answered import POLICY
 from .approvals import ApprovalBroker, ApprovalRequest, pending_payload, resolved_payload
 from .base import EventSink, TurnRequest, TurnResult
 from .clarify import ClarifyBroker, ClarifyRequest, ask_journaled
@@ -233,7 +234,7 @@ class DemoAgent(Configurable):
         else:
             sink.emit("approval", pending_payload(approval))
             choice = "deny"
-            sink.emit("approval", resolved_payload(approval.approval_id, choice, "no approval handler"))
+            sink.emit("approval", resolved_payload(approval.approval_id, choice, "no approval handler", POLICY))
         allowed = choice == "allow_once"
         sink.emit("tool_complete", {
             "tid": "demo-tool-2", "name": "terminal", "duration": 0.0, "is_error": not allowed,

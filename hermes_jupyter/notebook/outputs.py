@@ -14,6 +14,7 @@ from typing import Any, Callable, Final, Iterable, Mapping, NotRequired, TypedDi
 
 from ..events import JournalRow
 from ..fences import fence_for, longest_run
+from ..wording import answer_words
 from ..transcript import FINAL_STATUSES, Transcript, TranscriptFold, Verdict
 from ..transcript.rows import (
     ApprovalRow,
@@ -46,10 +47,6 @@ SHORTENED_NOTE: Final = (
 _PREVIEW_MAX_CHARS = 600
 _PREVIEW_MAX_LINES = 12
 _ARGS_MAX_CHARS = 100
-_CHOICE_WORDS: Final = {
-    "allow_once": "allowed once", "allow_session": "allowed for this session",
-    "allow_always": "always allowed", "deny": "denied",
-}
 _PLAN_BOXES: Final = {"completed": "[x]", "in_progress": "[ ]", "pending": "[ ]"}
 
 MimeBundle = dict[str, Any]
@@ -177,7 +174,7 @@ def _card_markdown(row: Row) -> str | None:
             line += " (" + " / ".join(_escape_inline(c) for c in row.choices) + ")"
         return line + " · " + _clarify_words(row)
     if isinstance(row, ProposalRow):
-        words = f"{_PROPOSAL_ACTION_WORDS[row.action]} · {_PROPOSAL_WORDS[row.status]}"
+        words = f"{_PROPOSAL_ACTION_WORDS[row.action]} · {_proposal_words(row)}"
         return f"- **Proposed cell:** {words}" + _fenced(row.source)
     return None
 
@@ -186,9 +183,7 @@ def _card_markdown(row: Row) -> str | None:
 _PROPOSAL_ACTION_WORDS: Final = {
     "insert_below": "a new cell below another", "insert_end": "a new cell at the end", "replace": "a new source for a cell",
 }
-_PROPOSAL_WORDS: Final = {
-    "pending": "waiting for you to accept or reject it in the notebook", "accepted": "accepted", "rejected": "rejected",
-}
+_PROPOSAL_PENDING: Final = "waiting for you to accept or reject it in the notebook"
 
 
 def _tool_markdown(tool: ToolRow) -> str:
@@ -212,19 +207,29 @@ def _fenced(text: str | None) -> str:
     return f"\n\n  {fence}\n{body}\n  {fence}"
 
 
+def _by(row: ApprovalRow | ClarifyRow | ProposalRow) -> tuple[str | None, str | None]:
+    by = row.answered_by
+    return (by.kind, by.user) if by is not None else (None, None)
+
+
 def _approval_words(row: ApprovalRow) -> str:
+    """"Allowed once by alice", "Not answered", … (wording.answer_words)."""
     if row.status == "pending":
         return "waiting for your answer"
-    words = _CHOICE_WORDS.get(row.choice or "deny", row.choice or "denied")
-    if row.reason and row.reason != "answered":
-        words += f" ({row.reason})"
-    return words
+    return answer_words(row.choice or "deny", *_by(row), row.reason)
 
 
 def _clarify_words(row: ClarifyRow) -> str:
     if row.status == "pending":
         return "waiting for your answer"
-    return f"answer: {row.answer}" if row.answer is not None else "not answered"
+    kind, user = _by(row)
+    if row.answer is None:
+        return answer_words("answered", kind or "timeout", user, row.reason)
+    return f"{answer_words('answered', kind, user)}: {row.answer}"
+
+
+def _proposal_words(row: ProposalRow) -> str:
+    return _PROPOSAL_PENDING if row.status == "pending" else answer_words(row.status, *_by(row))
 
 
 # -- plain text ------------------------------------------------------------------------------
@@ -290,7 +295,7 @@ def _plain(row: Row) -> str | None:
     if isinstance(row, ClarifyRow):
         return f"[question: {row.question}: {_clarify_words(row)}]"
     if isinstance(row, ProposalRow):
-        return f"[proposed cell, {_PROPOSAL_ACTION_WORDS[row.action]}: {_PROPOSAL_WORDS[row.status]}]"
+        return f"[proposed cell, {_PROPOSAL_ACTION_WORDS[row.action]}: {_proposal_words(row)}]"
     if isinstance(row, PlanRow):
         return "Plan:\n" + "\n".join(f"{_PLAN_BOXES[i.status]} {i.text}" for i in row.items) if row.items else None
     if isinstance(row, NoteRow):

@@ -14,9 +14,10 @@ from typing import Any, Mapping
 
 import msgspec
 
+from ..agents.answered import AnsweredBy
 from ..store import CorruptSession, SessionStore, UnknownSession
 from ..transcript import Transcript
-from ..transcript.proposals import find_proposal, record_decision
+from ..transcript.proposals import decider_of, find_proposal, record_decision
 
 
 class UnknownProposal(KeyError):
@@ -27,19 +28,24 @@ class ProposalDecided(RuntimeError):
     """The proposal was already decided the other way (409)."""
 
 
-def session_decisions(store: SessionStore, session_id: str) -> Mapping[str, str]:
-    """The session's decisions (none for a session gone or unreadable: its run is shown as journaled)."""
+def session_decisions(store: SessionStore, session_id: str) -> tuple[Mapping[str, str], Mapping[str, Any]]:
+    """The session's decisions and who made them (none for a session gone or unreadable: its run is
+    shown as journaled)."""
     try:
-        return dict(store.load(session_id).proposal_decisions)
+        session = store.load(session_id)
     except (UnknownSession, CorruptSession, ValueError, OSError):
-        return {}
+        return {}, {}
+    return dict(session.proposal_decisions), dict(session.proposal_answered_by)
 
 
-def decide(store: SessionStore, transcript: Transcript, proposal_id: str, decision: str) -> dict[str, Any]:
-    """Record `accepted`/`rejected` for one proposal of the run in `transcript`; its row as JSON.
+def decide(
+    store: SessionStore, transcript: Transcript, proposal_id: str, decision: str, by: AnsweredBy
+) -> dict[str, Any]:
+    """Record `accepted`/`rejected`, decided `by` someone, for one proposal of the run in `transcript`;
+    its row as JSON.
 
-    Deciding again the same way is a no-op (a retried request); the other way is refused.
-    Saved first: a failed save leaves the session as it was.
+    Deciding again the same way is a no-op (a retried request: the first decider is kept); the other
+    way is refused. Saved first: a failed save leaves the session as it was.
     """
     row = find_proposal(transcript.rows, proposal_id)
     if row is None:
@@ -52,9 +58,12 @@ def decide(store: SessionStore, transcript: Transcript, proposal_id: str, decisi
         if current is None:
             changed = copy.copy(session)
             changed.proposal_decisions = dict(session.proposal_decisions)
+            changed.proposal_answered_by = dict(session.proposal_answered_by)
             changed.tool_calls = [dict(card) for card in session.tool_calls]
-            record_decision(changed, transcript.run_id, row, decision)
+            record_decision(changed, transcript.run_id, row, decision, by)
             store.save(changed, touch=False)
+            session = changed
     decided = copy.copy(row)
     decided.status = "accepted" if decision == "accepted" else "rejected"
+    decided.answered_by = decider_of(decided, session.proposal_answered_by)
     return msgspec.to_builtins(decided)  # type: ignore[no-any-return]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import msgspec
 
+from ..agents.answered import AnsweredBy
 from ..evidence import read_transcript
 from ..ids import validate_id
 from ..journal import Journals
@@ -85,12 +86,12 @@ class RunViews:
             self.journals, session_id, run_id, live=run is not None,
             verdict_of=lambda: self.recovery.verdict(session_id, run_id),
         )
-        return with_decisions(transcript, session_decisions(self.store, session_id))
+        return with_decisions(transcript, *session_decisions(self.store, session_id))
 
-    async def decide_proposal(self, run_id: str, proposal_id: str, decision: str) -> dict[str, Any]:
-        """Keep the user's decision on a proposed cell (runs/proposals.py); the proposal row as JSON."""
+    async def decide_proposal(self, run_id: str, proposal_id: str, decision: str, by: AnsweredBy) -> dict[str, Any]:
+        """Keep the user's decision on a proposed cell and who made it (runs/proposals.py); the row as JSON."""
         transcript = await self.offload(self.run_transcript, run_id)
-        return await self.offload(decide_proposal, self.store, transcript, proposal_id, decision)
+        return await self.offload(decide_proposal, self.store, transcript, proposal_id, decision, by)
 
     def run_bundle(self, run_id: str) -> MimeBundle:
         """The cell bundle of a run, from the one renderer (what every notebook writer writes)."""

@@ -14,6 +14,7 @@ import operator
 from typing import Any, Callable, Final, Iterable
 
 from .. import events, markers
+from ..agents.answered import TIMEOUT, answered_by_of
 from ..events import JournalRow
 from ..events import RunStatus
 from .rows import (
@@ -43,7 +44,7 @@ from .rows import (
 #: checked once per batch of rows fed, so a reader block adds at most its own rows to it).
 #: Blocks are joined once, when the segment closes: the text is never copied while it grows.
 _JOIN_EVERY: Final = 4096
-#: What an approval nobody answered before the run ended is resolved to.
+#: What an approval nobody answered before the run ended is resolved to (deny for the agent, by nobody).
 UNANSWERED_CHOICE: Final = "deny"
 UNANSWERED_REASON: Final = "not answered before the run ended"
 _seq = operator.attrgetter("seq")
@@ -169,8 +170,8 @@ class TranscriptFold:
             rows = self._rows + self._open_segment_rows()
             return self._transcript("running", rows)
         self._flush()
-        self._resolve_unanswered()
         status, ending = self._ending(verdict)
+        self._resolve_unanswered(status)
         return self._transcript(status, self._rows + ending)
 
     def take(self, verdict: Verdict | None = None) -> Transcript:
@@ -349,6 +350,7 @@ class TranscriptFold:
             card.status = "resolved"
             card.choice = _text(payload.get("choice")) or UNANSWERED_CHOICE
             card.reason = _text(payload.get("reason"))
+            card.answered_by = answered_by_of(payload.get("answered_by"))
 
     def _on_clarify(self, row: JournalRow) -> None:
         payload = row.payload
@@ -366,6 +368,8 @@ class TranscriptFold:
         if card is not None and card.status == "pending":
             card.status = "resolved"
             card.answer = _text(payload.get("answer"))
+            card.reason = _text(payload.get("reason"))
+            card.answered_by = answered_by_of(payload.get("answered_by"))
 
     def _on_plan(self, row: JournalRow) -> None:
         items = _plan_items(row.payload)
@@ -417,14 +421,21 @@ class TranscriptFold:
             source=_text(p.get("source")) or "", old_source=_text(p.get("old_source")),
         ))
 
-    def _resolve_unanswered(self) -> None:
-        """At the end of a run a question nobody answered is shown answered: deny, or no answer."""
+    def _resolve_unanswered(self, status: RunStatus) -> None:
+        """At the end of a run a question nobody answered is closed as not answered (the agent had a deny,
+        or no answer), and a tool still running ends with the run: done if the run completed, else error
+        (it did not finish)."""
         for approval in self._approvals.values():
             if approval.status == "pending":
                 approval.status, approval.choice, approval.reason = "resolved", UNANSWERED_CHOICE, UNANSWERED_REASON
+                approval.answered_by = TIMEOUT
         for question in self._clarify.values():
             if question.status == "pending":
-                question.status, question.answer = "resolved", None
+                question.status, question.answer, question.reason = "resolved", None, UNANSWERED_REASON
+                question.answered_by = TIMEOUT
+        for tool in self._tools.values():
+            if tool.status == "running":
+                tool.status = "done" if status == "completed" else "error"
 
 
 def fold(

@@ -18,9 +18,10 @@ from __future__ import annotations
 import time
 from typing import Any, Final, Iterator
 
+from ..agents.answered import AnsweredBy
 from ..store import Session
 from .context import append_to_context, cut_args, existing_tool_card, normalize_text
-from .proposals import decision_of, proposal_card
+from .proposals import decision_fields, proposal_card
 from .rows import (
     ApprovalRow,
     AssistantRow,
@@ -161,7 +162,7 @@ class Merge:
         if card is None:
             return
         if isinstance(row, ProposalRow):
-            card["status"] = decision_of(row, self.session.proposal_decisions)
+            card.update(decision_fields(row, self.session))
         anchor = self._anchor()
         if self.dedupe:
             found = self._existing_card(row, card, meta)
@@ -208,13 +209,14 @@ def session_card(row: Row) -> dict[str, Any] | None:
             "kind": "approval", "name": "approval", "preview": row.description, "snippet": row.description,
             "tid": row.approval_id, "args": cut_args({"command": row.command}), "done": answered,
             "is_error": answered and row.choice != "allow_once", "choice": row.choice, "reason": row.reason,
-            "choices": list(row.choices),
+            "choices": list(row.choices), "answered_by": _answered_by(row.answered_by),
         }
     if isinstance(row, ClarifyRow):
         return {
             "kind": "clarify", "name": "clarify", "preview": row.question, "snippet": row.question,
             "tid": row.clarify_id, "args": {}, "done": row.status == "resolved", "is_error": False,
-            "choices": list(row.choices), "answer": row.answer,
+            "choices": list(row.choices), "answer": row.answer, "reason": row.reason,
+            "answered_by": _answered_by(row.answered_by),
         }
     if isinstance(row, PlanRow):
         return {
@@ -224,6 +226,10 @@ def session_card(row: Row) -> dict[str, Any] | None:
     if isinstance(row, ProposalRow):
         return proposal_card(row)
     return None  # usage, notes and the marker live elsewhere in a session (its counters, its marker row)
+
+
+def _answered_by(by: AnsweredBy | None) -> dict[str, Any] | None:
+    return by.to_json() if by is not None else None
 
 
 def _drain(rows: list[Row]) -> Iterator[Row]:

@@ -11,6 +11,7 @@ from typing import Any, Final, Literal, Union
 
 import msgspec
 
+from ..agents.answered import AnsweredBy, AnsweredByKind  # noqa: F401  (AnsweredByKind: named in generated.ts)
 from ..events import RunStatus
 
 ToolStatus = Literal["running", "done", "error"]
@@ -59,6 +60,8 @@ class ApprovalRow(_Row, tag="approval", kw_only=True):
     status: CardStatus = "pending"
     choice: str | None = None
     reason: str | None = None
+    #: Who answered (None: pending, or an old journal that did not say).
+    answered_by: AnsweredBy | None = None
 
 
 class ClarifyRow(_Row, tag="clarify", kw_only=True):
@@ -67,6 +70,8 @@ class ClarifyRow(_Row, tag="clarify", kw_only=True):
     choices: list[str] = msgspec.field(default_factory=list)
     status: CardStatus = "pending"
     answer: str | None = None
+    reason: str | None = None
+    answered_by: AnsweredBy | None = None
 
 
 class PlanItem(msgspec.Struct, kw_only=True):
@@ -105,6 +110,8 @@ class ProposalRow(_Row, tag="proposal", kw_only=True):
     source: str = ""
     old_source: str | None = None
     status: ProposalStatus = "pending"
+    #: Who decided (from the session, like `status`); None while pending or when not recorded.
+    answered_by: AnsweredBy | None = None
 
 
 class MarkerRow(_Row, tag="marker", kw_only=True):

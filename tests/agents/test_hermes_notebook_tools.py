@@ -18,6 +18,7 @@ import pytest
 import pytest_asyncio
 from jupyter_client.manager import AsyncKernelManager
 
+from hermes_jupyter.agents.answered import person
 from hermes_jupyter.agents.approvals import ApprovalBroker
 from hermes_jupyter.agents.base import NotebookBinding, TurnRequest
 from hermes_jupyter.agents.hermes import HermesAgent
@@ -69,7 +70,7 @@ async def _answer_first_approval(broker: ApprovalBroker, sink: RecordingSink, ch
         await asyncio.sleep(0.05)
     while not broker.pending("r-tools"):
         await asyncio.sleep(0.01)
-    broker.answer("r-tools", pending[0]["approval_id"], choice)
+    broker.answer("r-tools", pending[0]["approval_id"], choice, person("tester"))
 
 
 def _agent(hermes_python: Path, home: Path, km: AsyncKernelManager, broker: ApprovalBroker) -> HermesAgent:

@@ -20,6 +20,7 @@ import pytest_asyncio
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 
+from hermes_jupyter.agents.answered import person
 from hermes_jupyter.agents.approvals import ApprovalBroker
 from hermes_jupyter.agents.base import NotebookBinding, TurnRequest
 from hermes_jupyter.agents.tools import (
@@ -121,10 +122,28 @@ async def test_read_notebook_pages_when_the_result_would_be_too_long(root: Path)
 
 @pytest.mark.parametrize("path", ["../outside/secret.ipynb", "work/leak.ipynb", "/etc/hostname", "work/../../x.ipynb"])
 async def test_read_notebook_refuses_paths_outside_the_root(root: Path, path: str) -> None:
-    text, is_error = await _registry(_tools(root), RecordingSink()).call("read_notebook", {"path": path})
+    registry = _registry(_tools(root), RecordingSink(), notebook_path=None)  # unbound: any notebook in the root
+    text, is_error = await registry.call("read_notebook", {"path": path})
     assert is_error
     assert "SECRET" not in text
     assert text.startswith(("Refused", "Cannot read")), text
+
+
+async def test_a_bound_conversation_reads_only_its_own_notebook(root: Path) -> None:
+    """A session bound to a notebook (or to a kernel alone) cannot name another notebook (docs/agent-reach.md)."""
+    other = root / "work" / "other.ipynb"
+    other.write_bytes((root / "work" / "sales.ipynb").read_bytes())
+    bound = _registry(_tools(root), RecordingSink(), kernel_id="k1")
+    text, is_error = await bound.call("read_notebook", {"path": "work/other.ipynb"})
+    assert is_error and "only this conversation's notebook (work/sales.ipynb)" in text and "Sales" not in text
+    same, is_error = await bound.call("read_notebook", {"path": "/work/./sales.ipynb"})
+    assert not is_error and same.startswith("Notebook work/sales.ipynb")
+    kernel_only = _registry(_tools(root), RecordingSink(), kernel_id="k1", notebook_path=None)
+    text, is_error = await kernel_only.call("read_notebook", {"path": "work/sales.ipynb"})
+    assert is_error and "may read no notebook" in text
+    unbound = _registry(_tools(root), RecordingSink(), notebook_path=None)
+    text, is_error = await unbound.call("read_notebook", {"path": "work/other.ipynb"})
+    assert not is_error and text.startswith("Notebook work/other.ipynb")
 
 
 async def test_read_notebook_reports_missing_and_non_notebook_paths(root: Path) -> None:
@@ -200,7 +219,7 @@ async def _answer(tools: NotebookTools, run_id: str, choice: str) -> None:
     while not tools.broker.pending(run_id):
         await asyncio.sleep(0.01)
     (request,) = tools.broker.pending(run_id)
-    tools.broker.answer(run_id, request.approval_id, choice)
+    tools.broker.answer(run_id, request.approval_id, choice, person("tester"))
 
 
 async def _run(tools: NotebookTools, code: str, choice: str, run_id: str) -> tuple[str, bool, RecordingSink]:
@@ -391,7 +410,7 @@ async def test_planted_secrets_never_reach_the_model_from_any_notebook_tool(secr
                                   "os.environ['PLANTED_SERVICE_TOKEN'], jupyter_url)", "allow_once", "run-plant")
     assert not is_error and ran.startswith("The code ran.\n[stdout] [redacted]")
     _assert_clean(ran)
-    registry = _registry(secret_tools, RecordingSink(), kernel_id="k1")
+    registry = _registry(secret_tools, RecordingSink(), kernel_id="k1", notebook_path="work/leaky.ipynb")
 
     listing, _ = await registry.call("list_variables", {})
     _assert_clean(listing)

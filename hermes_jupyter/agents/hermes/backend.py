@@ -302,12 +302,12 @@ class HermesAgent(Configurable):
 
         async def answer() -> None:
             handler: ApprovalHandler | None = self.approval_handler
-            choice, reason = await approvals.decide(handler, approval)
-            await self._resolve(slot, APPROVAL, approvals.resolved_payload(approval.approval_id, choice, reason),
+            choice, reason, by = await approvals.decide(handler, approval)
+            await self._resolve(slot, APPROVAL, approvals.resolved_payload(approval.approval_id, choice, reason, by),
                           protocol.approval_op(approval.run_id, approval.approval_id, choice))
 
         self._ask(slot, APPROVAL, approvals.pending_payload(approval), approval.approval_id, answer(),
-                  approvals.resolved_payload(approval.approval_id, "deny", "the turn ended first"))
+                  approvals.unanswered_payload(approval.approval_id, "the turn ended first"))
 
     def _ask_clarify(self, request: TurnRequest, message: dict[str, Any], slot: _RunSlot) -> None:
         """Journal Hermes' question, then collect the user's answer in a task; no answer is answer null."""
@@ -319,12 +319,12 @@ class HermesAgent(Configurable):
 
         async def answer() -> None:
             handler: ClarifyHandler | None = self.clarify_handler
-            reply, reason = await clarify.collect(handler, question)
-            await self._resolve(slot, CLARIFY, clarify.resolved_payload(question.clarify_id, reply, reason),
+            reply, reason, by = await clarify.collect(handler, question)
+            await self._resolve(slot, CLARIFY, clarify.resolved_payload(question.clarify_id, reply, reason, by),
                           protocol.clarify_op(question.run_id, question.clarify_id, reply))
 
         self._ask(slot, CLARIFY, clarify.pending_payload(question), question.clarify_id, answer(),
-                  clarify.resolved_payload(question.clarify_id, None, "the turn ended first"))
+                  clarify.unanswered_payload(question.clarify_id, "the turn ended first"))
 
     def _call_tool(self, request: TurnRequest, message: dict[str, Any], slot: _RunSlot) -> None:
         """Run a notebook tool Hermes called through the turn's registry (the `openai` backend's too),

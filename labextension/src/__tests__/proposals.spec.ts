@@ -16,14 +16,16 @@ test('a stored proposal card becomes the proposal row the server folds, with its
     tool_calls: [
       {
         kind: 'proposal', tid: 'p-1', name: 'propose_cell', assistant_msg_idx: 1, done: true, _run_id: 'run-1',
-        action: 'replace', cell_id: 'c-0', cell_type: 'markdown', source: '# New', old_source: '# Old', status: 'accepted'
+        action: 'replace', cell_id: 'c-0', cell_type: 'markdown', source: '# New', old_source: '# Old', status: 'accepted',
+        answered_by: { kind: 'person', user: 'alice' }
       }
     ]
   };
   const row = sessionRows(session).find(r => r.kind === 'proposal');
   assert.deepEqual(row, {
     kind: 'proposal', id: 'run-1:proposal:p-1', proposal_id: 'p-1', action: 'replace', cell_id: 'c-0',
-    cell_type: 'markdown', source: '# New', old_source: '# Old', status: 'accepted'
+    cell_type: 'markdown', source: '# New', old_source: '# Old', status: 'accepted',
+    answered_by: { kind: 'person', user: 'alice' }
   });
 });
 

@@ -88,10 +88,43 @@ test('cards nobody answered are shown resolved at the end of the run', () => {
     ['clarify', { clarify_id: 'q', status: 'pending', question: 'Why?' }],
     ['done', {}]
   ]));
-  assert.deepEqual(live.rows.map(r => [(r as any).status, (r as any).choice ?? (r as any).answer]), [
-    ['resolved', 'deny'],
-    ['resolved', null]
+  assert.deepEqual(live.rows.map(r => [(r as any).status, (r as any).choice ?? (r as any).answer, (r as any).answered_by]), [
+    ['resolved', 'deny', { kind: 'timeout' }],
+    ['resolved', null, { kind: 'timeout' }]
   ]);
+});
+
+test('an answer keeps who gave it; one without (an old journal) says nobody', () => {
+  const live = fold('r8b', journal('r8b', [
+    ['approval', { approval_id: 'a', status: 'pending', choices: ['allow_once', 'deny'] }],
+    ['approval', { approval_id: 'a', status: 'resolved', choice: 'allow_once', reason: 'answered',
+      answered_by: { kind: 'person', user: 'alice' } }],
+    ['clarify', { clarify_id: 'q', status: 'pending', question: 'Why?' }],
+    ['clarify', { clarify_id: 'q', status: 'resolved', answer: 'because', reason: 'answered',
+      answered_by: { kind: 'person', user: 7 } }],
+    ['approval', { approval_id: 'b', status: 'pending', choices: ['deny'] }],
+    ['approval', { approval_id: 'b', status: 'resolved', choice: 'deny', reason: 'expired' }]
+  ]));
+  assert.deepEqual(live.rows.map(r => (r as any).answered_by), [
+    { kind: 'person', user: 'alice' }, { kind: 'person' }, null
+  ]);
+});
+
+test('a stop while a tool waits for its approval: the approval is not answered and the tool ends', () => {
+  const stopped = fold('r8c', journal('r8c', [
+    ['tool', { tid: 't', name: 'terminal', args: { command: 'rm x' } }],
+    ['approval', { approval_id: 'a', status: 'pending', choices: ['allow_once', 'deny'] }],
+    ['apperror', { type: 'interrupted', cause: 'server_shutdown', marker: { variant: 'interrupted', text: 'Stopped.' } }]
+  ]));
+  const nobody = { status: 'resolved', choice: 'deny', reason: 'not answered before the run ended', answered_by: { kind: 'timeout' } };
+  assert.deepEqual(stopped.rows.map(r => (r as any).status), ['error', 'resolved', undefined]);
+  assert.deepEqual({ ...stopped.rows[1], ...nobody }, stopped.rows[1]);
+  const lost = fold('r8d', journal('r8d', [['tool', { tid: 't', name: 'terminal' }]]));
+  assert.equal((lost.rows[0] as any).status, 'running');  // live: still running
+  lost.verdict({ run_id: 'r8d', session_id: 's', status: 'interrupted', last_seq: 1, marker: null });
+  assert.equal((lost.rows[0] as any).status, 'error');  // the server says the run is over: it ended
+  const done = fold('r8e', journal('r8e', [['tool', { tid: 't', name: 'terminal' }], ['done', {}]]));
+  assert.equal((done.rows[0] as any).status, 'done');
 });
 
 test('a later plan replaces the items in place; usage is one quiet row', () => {

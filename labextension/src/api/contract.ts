@@ -149,6 +149,8 @@ export interface IToolCallRow {
   reason?: string | null;
   /** Clarify cards: the answer (null: not answered). */
   answer?: string | null;
+  /** Approval, clarify and proposal cards: who answered (absent or null: not said, or not yet). */
+  answered_by?: unknown;
   /** Plan cards: the checklist. */
   items?: IPlanItem[];
   /** Proposal cards: the proposed cell and the server's record of the user's decision. */

@@ -59,6 +59,26 @@ export const RUN_CONTROLS = {
   continueAgain: 'Continue (try again)'
 } as const;
 
+/** How an answered card reads, keyed by the answer's own value (wording.answer_words). */
+export const ANSWER_WORDS = {
+  allow_once: 'Allowed once',
+  allow_session: 'Allowed for this session',
+  allow_always: 'Allowed always',
+  deny: 'Denied',
+  answered: 'Answered',
+  accepted: 'Accepted',
+  rejected: 'Rejected',
+  by_person: '{answer} by {user}',
+  policy_allow: 'Allowed by a standing rule',
+  policy_deny: 'Denied by a standing rule',
+  policy_answered: 'Answered by a standing rule',
+  timeout: 'Not answered in time',
+  not_answered: 'Not answered'
+} as const;
+
+export const EXPIRED_REASON = 'expired';
+
+export type AnsweredByKind = 'person' | 'timeout' | 'policy';
 export type ToolStatus = 'running' | 'done' | 'error';
 export type CardStatus = 'pending' | 'resolved';
 export type PlanStatus = 'pending' | 'in_progress' | 'completed';
@@ -92,6 +112,11 @@ export interface IToolRow {
   duration_s: number | null;
 }
 
+export interface IAnsweredBy {
+  kind: AnsweredByKind;
+  user?: string;
+}
+
 export interface IApprovalRow {
   kind: 'approval';
   id: string;
@@ -102,6 +127,7 @@ export interface IApprovalRow {
   status: CardStatus;
   choice: string | null;
   reason: string | null;
+  answered_by: IAnsweredBy | null;
 }
 
 export interface IClarifyRow {
@@ -112,6 +138,8 @@ export interface IClarifyRow {
   choices: string[];
   status: CardStatus;
   answer: string | null;
+  reason: string | null;
+  answered_by: IAnsweredBy | null;
 }
 
 export interface IPlanItem {
@@ -154,6 +182,7 @@ export interface IProposalRow {
   source: string;
   old_source: string | null;
   status: ProposalStatus;
+  answered_by: IAnsweredBy | null;
 }
 
 export interface IMarkerRow {

@@ -8,7 +8,9 @@
 import type { IAttachment } from './contract';
 
 export type {
+  AnsweredByKind,
   CardStatus,
+  IAnsweredBy,
   IApprovalRow,
   IAssistantRow,
   IClarifyRow,

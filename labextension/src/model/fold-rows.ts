@@ -5,6 +5,7 @@
  */
 import { IJournalRow } from '../api/contract';
 import {
+  IAnsweredBy,
   IApprovalRow,
   IClarifyRow,
   IMarkerRow,
@@ -33,6 +34,20 @@ function num(value: unknown): number | null {
 
 function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.map(String) : [];
+}
+
+const ANSWERERS: ReadonlySet<unknown> = new Set(['person', 'timeout', 'policy']);
+
+/** Who answered (`{kind, user?}`), as the server reads it; null when absent or malformed (an old row). */
+export function answeredBy(value: unknown): IAnsweredBy | null {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    return null;
+  }
+  const { kind, user } = value as Payload;
+  if (!ANSWERERS.has(kind)) {
+    return null;
+  }
+  return kind === 'person' && typeof user === 'string' && user ? { kind, user } : { kind: kind as IAnsweredBy['kind'] };
 }
 
 /** A card's own id: the payload's, else one made from the row's seq. */
@@ -77,7 +92,8 @@ export function approvalRow(runId: string, row: IJournalRow): IApprovalRow {
     choices: strings(p.choices !== undefined ? p.choices : p.options),
     status: 'pending',
     choice: null,
-    reason: null
+    reason: null,
+    answered_by: null
   };
 }
 
@@ -90,7 +106,9 @@ export function clarifyRow(runId: string, row: IJournalRow): IClarifyRow {
     question: text(row.payload.question) || '',
     choices: strings(row.payload.choices),
     status: 'pending',
-    answer: null
+    answer: null,
+    reason: null,
+    answered_by: null
   };
 }
 
@@ -109,7 +127,8 @@ export function proposalRow(runId: string, row: IJournalRow): IProposalRow {
     cell_type: p.cell_type === 'markdown' ? 'markdown' : 'code',
     source: text(p.source) || '',
     old_source: text(p.old_source),
-    status: 'pending'
+    status: 'pending',
+    answered_by: null
   };
 }
 

@@ -7,6 +7,7 @@
  */
 import { IMessageRow, ISession, IToolCallRow } from '../api/contract';
 import { DisplayRow, MarkerVariant, TranscriptRow, contentText } from '../api/rows';
+import { answeredBy } from './fold-rows';
 
 /** The run a stored reply or card came from, if the server tagged it. */
 function runOf(tags: { _run_id?: string; _recovered_stream_id?: string }): string | undefined {
@@ -110,6 +111,7 @@ export function messageRows(message: IMessageRow, id: string): DisplayRow[] {
 function cardRow(card: IToolCallRow, id: string): TranscriptRow {
   const tid = card.tid ?? id;
   const resolved = card.done !== false ? 'resolved' : 'pending';
+  const answered_by = answeredBy(card.answered_by);
   if (card.kind === 'proposal') {
     return {
       kind: 'proposal',
@@ -120,7 +122,8 @@ function cardRow(card: IToolCallRow, id: string): TranscriptRow {
       cell_type: card.cell_type === 'markdown' ? 'markdown' : 'code',
       source: card.source ?? '',
       old_source: card.old_source ?? null,
-      status: card.status ?? 'pending'
+      status: card.status ?? 'pending',
+      answered_by
     };
   }
   if (card.kind === 'plan') {
@@ -128,7 +131,9 @@ function cardRow(card: IToolCallRow, id: string): TranscriptRow {
   }
   if (card.kind === 'clarify') {
     const question = card.preview ?? '';
-    return { kind: 'clarify', id, clarify_id: tid, question, choices: card.choices ?? [], status: resolved, answer: card.answer ?? null };
+    const answer = card.answer ?? null;
+    const reason = card.reason ?? null;
+    return { kind: 'clarify', id, clarify_id: tid, question, choices: card.choices ?? [], status: resolved, answer, reason, answered_by };
   }
   if (card.kind === 'approval' || card.name === 'approval') {
     const command = typeof card.args?.command === 'string' ? card.args.command : null;
@@ -141,7 +146,8 @@ function cardRow(card: IToolCallRow, id: string): TranscriptRow {
       choices: card.choices ?? [],
       status: resolved,
       choice: card.choice ?? null,
-      reason: card.reason ?? null
+      reason: card.reason ?? null,
+      answered_by
     };
   }
   return {

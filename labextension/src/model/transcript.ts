@@ -13,9 +13,11 @@ import { EVENTS, IJournalRow, IRunInfo, ISettledMessage, RunStatus, isFinalStatu
 import { IApprovalRow, IClarifyRow, IProposalRow, IToolRow, TranscriptRow } from '../api/rows';
 import * as make from './fold-rows';
 
-/** How the end of a run answers an approval nobody answered (the schema pins these words). */
+/** How the end of a run answers an approval nobody answered (the schema pins these words): deny for the
+ * agent, answered by nobody. */
 const UNANSWERED_CHOICE = 'deny';
 const UNANSWERED_REASON = 'not answered before the run ended';
+const NOBODY = { kind: 'timeout' } as const;
 
 export class LiveTranscript {
   constructor(readonly runId: string) {}
@@ -159,8 +161,10 @@ export class LiveTranscript {
       return card ? undefined : this._addCard(this._approvals, id, make.approvalRow(this.runId, row));
     }
     if (card && card.status === 'pending') {
-      const choice = make.text(row.payload.choice) || UNANSWERED_CHOICE;
-      this._update(this._approvals, id, { ...card, status: 'resolved', choice, reason: make.text(row.payload.reason) });
+      const p = row.payload;
+      const choice = make.text(p.choice) || UNANSWERED_CHOICE;
+      const answered_by = make.answeredBy(p.answered_by);
+      this._update(this._approvals, id, { ...card, status: 'resolved', choice, reason: make.text(p.reason), answered_by });
     }
   }
 
@@ -171,7 +175,9 @@ export class LiveTranscript {
       return card ? undefined : this._addCard(this._clarifies, id, make.clarifyRow(this.runId, row));
     }
     if (card && card.status === 'pending') {
-      this._update(this._clarifies, id, { ...card, status: 'resolved', answer: make.text(row.payload.answer) });
+      const p = row.payload;
+      const resolved = { status: 'resolved' as const, answer: make.text(p.answer), reason: make.text(p.reason) };
+      this._update(this._clarifies, id, { ...card, ...resolved, answered_by: make.answeredBy(p.answered_by) });
     }
   }
 
@@ -238,16 +244,36 @@ export class LiveTranscript {
     if (!this._terminal && !verdict) {
       return rows;
     }
-    const closed = rows.map(row => {
-      if (row.kind === 'approval' && row.status === 'pending') {
-        return { ...row, status: 'resolved' as const, choice: UNANSWERED_CHOICE, reason: UNANSWERED_REASON };
-      }
-      return row.kind === 'clarify' && row.status === 'pending' ? { ...row, status: 'resolved' as const, answer: null } : row;
-    });
+    const closed = rows.map(row => this._closed(row, verdict));
     if (!this._terminal) {
       return verdict?.marker ? [...closed, make.terminalMarker(this.runId, { marker: verdict.marker })] : closed;
     }
     return [...closed, ...this._ending(this._terminal)];
+  }
+
+  /** A card at the end of the run: a question nobody answered is not answered (the agent had a deny, or
+   * no answer); a tool still running ended with the run: done if the run completed, else error. */
+  private _closed(row: TranscriptRow, verdict: IRunInfo | null): TranscriptRow {
+    const resolved = { status: 'resolved' as const, reason: UNANSWERED_REASON, answered_by: NOBODY };
+    if (row.kind === 'approval' && row.status === 'pending') {
+      return { ...row, ...resolved, choice: UNANSWERED_CHOICE };
+    }
+    if (row.kind === 'clarify' && row.status === 'pending') {
+      return { ...row, ...resolved, answer: null };
+    }
+    if (row.kind === 'tool' && row.status === 'running') {
+      return { ...row, status: this._completed(verdict) ? 'done' : 'error' };
+    }
+    return row;
+  }
+
+  private _completed(verdict: IRunInfo | null): boolean {
+    const row = this._terminal;
+    if (!row) {
+      return verdict?.status === 'completed';
+    }
+    const state = row.terminal_state ?? (row.event === EVENTS.done || row.event === EVENTS.streamEnd ? 'completed' : null);
+    return state === 'completed' || state === 'tool_limit_reached';
   }
 
   /** A completed run ends with nothing, the tool limit with a warning note, anything else with its marker. */

@@ -14,7 +14,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { PanelLayout, Widget } from '@lumino/widgets';
 import React from 'react';
 
-import type { IProposalRow, ProposalStatus } from '../api/rows';
+import type { IAnsweredBy, IProposalRow, ProposalStatus } from '../api/rows';
 import type { IProposalActions } from '../components/cards/proposal-actions';
 import { ProposalView } from '../components/cards/proposal-card';
 import { cellIndex, insertCell, replaceSource } from '../model/notebook-edits';
@@ -57,7 +57,12 @@ class NotebookProposals implements IProposalActions {
   }
 
   statusOf(row: IProposalRow): ProposalStatus {
-    return this._decided.get(row.id) ?? row.status;
+    return this._decided.get(row.id)?.status ?? row.status;
+  }
+
+  answeredByOf(row: IProposalRow): IAnsweredBy | null {
+    const decided = this._decided.get(row.id);
+    return decided ? decided.answered_by ?? null : row.answered_by;
   }
 
   targetOf(_row: IProposalRow): string | null {
@@ -88,7 +93,7 @@ class NotebookProposals implements IProposalActions {
   /** Save first (the server's record is what every client shows), then show it here. */
   private async _decide(row: IProposalRow, decision: 'accepted' | 'rejected'): Promise<void> {
     const answer = await this._hermes.client.decideProposal(runOf(row), row.proposal_id, decision);
-    this._decided.set(row.id, answer.status);
+    this._decided.set(row.id, answer);
     this._emit();
   }
 
@@ -136,7 +141,7 @@ class NotebookProposals implements IProposalActions {
     }
   }
 
-  private _decided = new Map<string, ProposalStatus>();
+  private _decided = new Map<string, IProposalRow>();
   private _inline = new Map<string, { cell: Cell; widget: Widget }>();
   private _changed = new Signal<this, void>(this);
 }

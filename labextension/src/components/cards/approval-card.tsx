@@ -1,13 +1,15 @@
 /**
  * An approval the agent asked for: its buttons while pending (nothing runs
- * until a click), then how it was answered.
+ * until a click), then how it was answered and by whom ("Allowed once by alice").
  */
 import React from 'react';
 
 import { IApprovalRow } from '../../api/rows';
+import { answerWords } from './answer-words';
 import { CardActions } from './card-actions';
 import { IPlainError, plainError } from '../../api/plain-errors';
 
+/** The buttons' words. */
 const CHOICE_LABELS: { [choice: string]: string } = {
   allow_once: 'Allow once',
   allow_session: 'Allow for this session',
@@ -35,7 +37,7 @@ export const ApprovalCard = React.memo(function ApprovalCard(props: { row: IAppr
         <span className="jp-HermesToolCard-name">approval</span>
         {row.description && <span className="jp-HermesToolCard-args">{row.description}</span>}
         <span className="jp-HermesToolCard-state">
-          {pending ? 'waiting for your answer' : `answered: ${label(row.choice)}`}
+          {pending ? 'waiting for your answer' : answered(row)}
         </span>
       </summary>
       {row.command && <pre className="jp-HermesToolCard-detail" tabIndex={0}>{row.command}</pre>}
@@ -44,12 +46,21 @@ export const ApprovalCard = React.memo(function ApprovalCard(props: { row: IAppr
   );
 });
 
+/** "Allowed once by alice", "Not answered", … (the server's words: wording.answer_words). */
+function answered(row: IApprovalRow): string {
+  return answerWords(row.choice ?? 'deny', row.answered_by, row.reason);
+}
+
 function Answered(props: { row: IApprovalRow }): JSX.Element {
   const { row } = props;
   return (
-    <div className="jp-HermesApproval" data-testid="hermes-approval" data-choice={row.choice ?? ''}>
-      {label(row.choice)}
-      {row.reason && row.reason !== 'answered' ? ` (${row.reason})` : ''}
+    <div
+      className="jp-HermesApproval"
+      data-testid="hermes-approval"
+      data-choice={row.choice ?? ''}
+      data-answered-by={row.answered_by?.kind ?? ''}
+    >
+      {answered(row)}
     </div>
   );
 }

@@ -1,12 +1,14 @@
 /**
  * A question the agent asked: the question, its choices and a box for an
- * answer in the user's own words while it waits, then the answer (or "Not
- * answered."). Answering needs a view that provides `answerClarify`.
+ * answer in the user's own words while it waits, then who answered and the
+ * answer ("Answered by alice: yes", or "Not answered"). Answering needs a view
+ * that provides `answerClarify`.
  */
 import React from 'react';
 
 import { IClarifyRow } from '../../api/rows';
 import { IPlainError, plainError } from '../../api/plain-errors';
+import { answerWords } from './answer-words';
 import { CardActions } from './card-actions';
 
 export const ClarifyCard = React.memo(function ClarifyCard(props: { row: IClarifyRow }): JSX.Element {
@@ -24,13 +26,25 @@ export const ClarifyCard = React.memo(function ClarifyCard(props: { row: IClarif
       {pending ? (
         <Answers row={row} />
       ) : (
-        <div className="jp-HermesClarify-answer" data-testid="hermes-clarify-answer">
-          {row.answer === null ? 'Not answered.' : `Answer: ${row.answer}`}
+        <div
+          className="jp-HermesClarify-answer"
+          data-testid="hermes-clarify-answer"
+          data-answered-by={row.answered_by?.kind ?? ''}
+        >
+          {clarifyWords(row)}
         </div>
       )}
     </div>
   );
 });
+
+/** The server's words for an answered question (outputs.py `_clarify_words`). */
+export function clarifyWords(row: IClarifyRow): string {
+  if (row.answer === null) {
+    return answerWords('answered', row.answered_by ?? { kind: 'timeout' }, row.reason);
+  }
+  return `${answerWords('answered', row.answered_by)}: ${row.answer}`;
+}
 
 function Answers(props: { row: IClarifyRow }): JSX.Element {
   const { row } = props;

@@ -5,17 +5,23 @@
  */
 import React, { useState } from 'react';
 
-import type { IProposalRow, ProposalStatus } from '../../api/rows';
+import type { IAnsweredBy, IProposalRow, ProposalStatus } from '../../api/rows';
 import { lineDiff } from '../../model/line-diff';
 import { useSignal } from '../use-signal';
+import { answerWords } from './answer-words';
 import { CardActions } from './card-actions';
 import type { IProposalActions } from './proposal-actions';
 
 const STATUS_WORDS: { [status in ProposalStatus]: string } = {
   pending: 'Waiting for your decision.',
-  accepted: 'Accepted: the cell is in the notebook (not run).',
-  rejected: 'Rejected: the notebook was left as it was.'
+  accepted: 'the cell is in the notebook (not run).',
+  rejected: 'the notebook was left as it was.'
 };
+
+/** "Accepted by alice: the cell is in the notebook (not run)." */
+export function proposalStatusWords(status: ProposalStatus, by: IAnsweredBy | null): string {
+  return status === 'pending' ? STATUS_WORDS.pending : `${answerWords(status, by)}: ${STATUS_WORDS[status]}`;
+}
 
 export function proposalWhere(row: IProposalRow): string {
   const kind = row.cell_type === 'markdown' ? 'markdown cell' : 'code cell';
@@ -37,6 +43,7 @@ export function ProposalView(props: { row: IProposalRow; actions: IProposalActio
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
   const status = actions ? actions.statusOf(row) : row.status;
+  const by = actions ? actions.answeredByOf(row) : row.answered_by;
   const target = actions?.targetOf(row) ?? null;
   const decide = async (how: 'accept' | 'reject') => {
     if (!actions) {
@@ -92,7 +99,7 @@ export function ProposalView(props: { row: IProposalRow; actions: IProposalActio
         </div>
       ) : (
         <div className="jp-HermesProposal-status" data-testid="hermes-proposal-status">
-          {STATUS_WORDS[status]}
+          {proposalStatusWords(status, by)}
         </div>
       )}
       {problem && (
