@@ -6,6 +6,7 @@ again over the same state dir, which is what a restart really is.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -40,6 +41,7 @@ class JupyterServerProcess:
         token_delay: float = 0.01,
         extra_args: list[str] | None = None,
         env: dict[str, str] | None = None,
+        person_token: bool = True,
     ) -> None:
         self.root = root
         self.state_dir = root / "hermes-state"
@@ -49,6 +51,9 @@ class JupyterServerProcess:
         self.token_delay = token_delay
         self.extra_args = extra_args or []
         self.env = env or {}
+        #: Whether the server token also acts as a person on the hermes routes (listed in person_token_sha256),
+        #: as an API client holding a person's token would: tests answer approvals with it.
+        self.person_token = person_token
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = root / "server.log"
@@ -104,6 +109,8 @@ class JupyterServerProcess:
             f"--HermesJupyter.state_dir={self.state_dir}", f"--DemoAgent.token_delay={self.token_delay}",
             "--HermesJupyter.drain_timeout=2", *self.extra_args,
         ]
+        if self.person_token:
+            args.append(f"--HermesJupyter.person_token_sha256={hashlib.sha256(TOKEN.encode()).hexdigest()}")
         if os.geteuid() == 0:
             args.append("--allow-root")
         return args

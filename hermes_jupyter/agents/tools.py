@@ -12,6 +12,7 @@ the server's `Redactor` before the model (or the journal) sees it.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import secrets
 from dataclasses import dataclass, field
@@ -112,7 +113,8 @@ class NotebookToolRegistry:
         self.kernel_id = binding.kernel_id if binding else None
 
     def schemas(self) -> list[dict[str, Any]]:
-        bound = f" Defaults to the notebook this conversation belongs to ({self.notebook_path})." if self.notebook_path else ""
+        bound = (f" Only the notebook this conversation belongs to ({self.notebook_path}) can be read."
+                 if self.notebook_path else "")
         schemas = [_schema(
             READ_NOTEBOOK,
             "Read a notebook's cells (source) and their outputs, as last saved. Paths are relative to the "
@@ -172,6 +174,7 @@ class NotebookToolRegistry:
         path = args.get("path") or self.notebook_path
         if not isinstance(path, str) or not path:
             raise ToolError("read_notebook needs a notebook path.")
+        path = self._readable(path)
         start = args.get("start", 0)
         if not isinstance(start, int) or start < 0:
             raise ToolError("start must be a cell index (an integer ≥ 0).")
@@ -180,6 +183,16 @@ class NotebookToolRegistry:
             api_path, notebook, start=start, bound_cell=self.cell_id if path == self.notebook_path else None,
             max_chars=self._tools.max_result_chars, max_piece_chars=self._tools.max_output_chars,
         )
+
+    def _readable(self, path: str) -> str:
+        """A conversation bound to a notebook or kernel reads only its own notebook (docs/agent-reach.md);
+        an unbound one (started from the sidebar, by a person) may read any notebook under root_dir."""
+        if self.notebook_path is None and self.kernel_id is None:
+            return path
+        if self.notebook_path is not None and _same_path(path, self.notebook_path):
+            return self.notebook_path
+        mine = f"only this conversation's notebook ({self.notebook_path})" if self.notebook_path else "no notebook"
+        raise ToolError(f"Refused: this conversation may read {mine}, not {path}.")
 
     async def _run_code(self, args: dict[str, Any]) -> tuple[str, bool]:
         code = _string_arg(args, "code")
@@ -301,6 +314,10 @@ def _format_variables(listing: dict[str, Any], redactor: Redactor) -> str:
 
 def _format_json(value: dict[str, Any]) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, default=str)
+
+
+def _same_path(a: str, b: str) -> bool:
+    return posixpath.normpath(a.strip("/") or ".") == posixpath.normpath(b.strip("/") or ".")
 
 
 def _schema(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:

@@ -65,11 +65,13 @@ def find_server(
 
     1. `HERMES_JUPYTER_URL` (+ `HERMES_JUPYTER_TOKEN`): an explicit choice wins.
     2. `HERMES_JUPYTER_SERVER_URL`/`_TOKEN`: set by the hermes server that started this kernel (the
-       token is its kernel token, which opens the hermes routes only: server/kernel_token.py).
+       token is this kernel's own, which opens the hermes routes of this kernel's sessions only:
+       server/kernel_token.py, server/scope.py).
     3. jupyter_server's runtime files: the server whose pid is this kernel's parent
        (`JPY_PARENT_PID`, else the OS parent); a single running server otherwise.
     4. JupyterHub's environment: `JUPYTERHUB_SERVICE_URL` (or `JUPYTERHUB_SERVICE_PREFIX`
-       on the local default port) with `JUPYTERHUB_API_TOKEN`.
+       on the local default port) with this kernel's token, else `JUPYTERHUB_API_TOKEN` (which a
+       kernel started by a hermes server no longer inherits).
     """
     env = os.environ if env is None else env
     if env.get("HERMES_JUPYTER_URL"):
@@ -82,7 +84,7 @@ def find_server(
     found = _from_runtime_files(env, running_servers, parent_pid)
     if found is not None:
         return found
-    hub_token = env.get("JUPYTERHUB_API_TOKEN")
+    hub_token = env.get("HERMES_JUPYTER_SERVER_TOKEN") or env.get("JUPYTERHUB_API_TOKEN")
     if env.get("JUPYTERHUB_SERVICE_URL"):
         return _server(env["JUPYTERHUB_SERVICE_URL"], hub_token, "jupyterhub")
     if env.get("JUPYTERHUB_SERVICE_PREFIX"):

@@ -225,6 +225,17 @@ class TurnQueue:
         self._where.pop(run_id, None)
         return True
 
+    async def session_of_run(self, run_id: str) -> str:
+        """The session of a run, queued, live or journaled (`UnknownRun` when there is none): who may see it."""
+        validate_id(run_id, "run id")
+        queued = await self.manager.offload(self._session_of, run_id)
+        if queued is not None:
+            return queued
+        live = next((r for r in self.manager.active_runs() if r.run_id == run_id), None)
+        if live is not None:
+            return live.session_id
+        return await self.manager.offload(self.manager.status.session_of, run_id)
+
     def _session_of(self, run_id: str) -> str | None:
         """The session a queued run waits in, or None (not queued: started, finished, or never was)."""
         if run_id not in self._where and not self._indexed:

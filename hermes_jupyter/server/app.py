@@ -33,8 +33,8 @@ from ..retention import RetentionPolicy, collect
 from ..runs.manager import RunManager
 from ..store import SessionStore
 from .handlers import default_handlers
-from .kernel_token import SETTING as KERNEL_TOKEN_SETTING
-from .kernel_token import new_kernel_token
+from .kernel_launch import give_kernels_tokens
+from .kernel_token import PERSON_SETTING, SETTING as KERNEL_TOKEN_SETTING, KernelTokens, person_digests
 from .kernels import KernelWatcher
 from .rooms import SharedNotebooks
 from .services import HermesServices
@@ -102,6 +102,20 @@ class HermesJupyter(ExtensionApp):
         "before a restart are repaired at once).",
     )
 
+    person_token_sha256 = List(
+        Unicode(), config=True,
+        help="sha256 digests (hex) of tokens that act as a person on the hermes routes: an API client holding one "
+        "may answer approvals and questions, decide proposals, rename, bind and delete sessions. List only "
+        "tokens no kernel can read (never the server token, which lies in the runtime dir). "
+        "Make one with: python -c \"import hashlib,secrets; t=secrets.token_urlsafe(32); "
+        "print(t, hashlib.sha256(t.encode()).hexdigest())\"",
+    )
+    kernel_env_drop = List(
+        Unicode(), default_value=["JUPYTERHUB_API_TOKEN", "JPY_API_TOKEN", "JUPYTER_TOKEN"], config=True,
+        help="Environment variables left out of every kernel this server starts: credentials that act as the "
+        "user (the hub token, the server token). Kernels reach hermes with their own kernel token instead.",
+    )
+
     @default("state_dir")
     def _default_state_dir(self) -> str:
         return str(default_state_dir())
@@ -109,10 +123,12 @@ class HermesJupyter(ExtensionApp):
     def initialize_settings(self) -> None:
         assert self.serverapp is not None
         state = Path(self.state_dir).expanduser()
-        self.kernel_token = new_kernel_token()
-        self.settings[KERNEL_TOKEN_SETTING] = self.kernel_token
+        self.kernel_tokens = KernelTokens()
+        self.settings[KERNEL_TOKEN_SETTING] = self.kernel_tokens
+        self.settings[PERSON_SETTING] = person_digests(list(self.person_token_sha256))
+        give_kernels_tokens(self.serverapp.kernel_manager, self.kernel_tokens, self.kernel_env_drop)
         server_token = getattr(self.serverapp.identity_provider, "token", "") or ""
-        self.redactor = Redactor.from_environ(extra=[server_token, self.kernel_token])
+        self.redactor = Redactor.from_environ(extra=[server_token])  # kernel tokens are masked by their hjk_ shape
         store = SessionStore(state / "sessions")
         journals = Journals(
             state / "runs", durability=self.journal_durability, window_s=self.journal_fsync_window,
@@ -178,14 +194,12 @@ class HermesJupyter(ExtensionApp):
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         """After the server listens: tell kernels where it is, and repair what a previous process left.
 
-        Kernels get the kernel token (hermes routes only), never the server token: a `JUPYTER_TOKEN`
-        the server was started with is taken out of the environment kernels inherit. Under JupyterHub,
-        whose authentication checks every token with the hub (which never heard of the kernel token),
-        kernels use the user's hub token they inherit anyway (docs/agent-reach.md).
+        Each kernel gets its own token when it starts (server/kernel_launch.py), never the server's or
+        the hub's: those stay out of its environment (`kernel_env_drop`, docs/agent-reach.md).
         """
         os.environ["HERMES_JUPYTER_SERVER_URL"] = serverapp.connection_url
         os.environ["HERMES_JUPYTER_SERVER_ROOT"] = str(serverapp.root_dir)  # notebook paths become root-relative
-        os.environ["HERMES_JUPYTER_SERVER_TOKEN"] = os.environ.get("JUPYTERHUB_API_TOKEN") or self.kernel_token
+        os.environ.pop("HERMES_JUPYTER_SERVER_TOKEN", None)  # only per kernel, never server-wide
         os.environ.pop("JUPYTER_TOKEN", None)  # read once at start-up (IdentityProvider.token)
         self._startup_scan = asyncio.ensure_future(self._repair_left_pending())
         self._warm_start = asyncio.ensure_future(self._warm_hermes())

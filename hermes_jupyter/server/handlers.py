@@ -32,6 +32,8 @@ from ..transcript.rows import PROPOSAL_DECISIONS
 from .errors import error_body, mapped, user_error
 from .inputs import check_text, parse_count
 from .kernel_token import KernelTokenAuth
+from .principals import person_only, principal_of, require_person
+from .scope import check_notebook, check_run, check_session, own_binding, visible_rows
 from .rooms import RoomUnavailable
 from .services import HermesServices
 
@@ -93,6 +95,18 @@ class HermesHandler(KernelTokenAuth, APIHandler):
 
     def sid(self, session_id: str) -> str:
         return validate_id(session_id, "session id")
+
+    async def own_sid(self, session_id: str) -> str:
+        """The session id, once this caller may touch that session (a kernel: only its own, server/scope.py)."""
+        sid = self.sid(session_id)
+        await check_session(self, self.hermes, sid)
+        return sid
+
+    async def own_run_id(self, run_id: str) -> str:
+        """The run id, once this caller may touch that run (a kernel: only its own sessions' runs)."""
+        run_id = validate_id(run_id, "run id")
+        await check_run(self, self.hermes, run_id)
+        return run_id
 
 
 def _optional_str(body: dict[str, Any], key: str, max_len: int = 4096) -> str | None:
@@ -159,6 +173,11 @@ class SessionRootHandler(HermesHandler):
         limit_arg = self.get_query_argument("limit", None)
         before = self.get_query_argument("before", None)
         path = self.get_query_argument("notebook_path", None)
+        principal = await principal_of(self)
+        if principal.kind == "kernel":  # a kernel lists its own sessions, few enough for one page
+            rows = visible_rows(principal, await asyncio.to_thread(_rows, self.hermes.store.list, path))
+            self.answer(rows if limit_arg is None and before is None else {"sessions": rows, "next": None})
+            return
         if limit_arg is None and before is None:
             self.set_header("Content-Type", "application/json")
             # the default pool, not the manager's two I/O threads: a long listing must not delay run admission
@@ -182,10 +201,11 @@ class SessionRootHandler(HermesHandler):
         if backend not in self.hermes.allowed_backends:
             raise user_error(400, "That backend is not available on this server. Choose another one.",
                              f"backend {backend!r}; allowed: {', '.join(self.hermes.allowed_backends)}")
+        binding = await own_binding(self, _binding(body), new_session=True)  # a kernel: its own kernel and notebook
         fields: dict[str, Any] = dict(
             title=_optional_str(body, "title", 200) or UNTITLED, backend=backend,
-            model=_optional_str(body, "model", 200), notebook_path=_optional_str(body, "notebook_path"),
-            cell_id=_optional_str(body, "cell_id", 200), kernel_id=_optional_str(body, "kernel_id", 200),
+            model=_optional_str(body, "model", 200), notebook_path=binding and binding.notebook_path,
+            cell_id=binding and binding.cell_id, kernel_id=binding and binding.kernel_id,
         )
         if body.get("message") is None:
             session = await self.hermes.manager.offload(self.hermes.store.create, **fields)
@@ -203,7 +223,7 @@ class SessionHandler(HermesHandler):
     @authorized
     @api_errors
     async def get(self, session_id: str) -> None:
-        session = await self.hermes.queue.read_session(self.sid(session_id))
+        session = await self.hermes.queue.read_session(await self.own_sid(session_id))
         self.answer(session.to_json())
 
     @web.authenticated
@@ -212,12 +232,15 @@ class SessionHandler(HermesHandler):
     async def patch(self, session_id: str) -> None:
         """`{title?, model?, notebook_path?, kernel_id?}`: rename, switch model, (re)bind; null unbinds."""
         changes = _session_edits(self.json_body())
-        session = await self.hermes.manager.edit_session(self.sid(session_id), changes)
+        if set(changes) != {"model"}:  # the model is the session's setting; names and bindings are the person's
+            await require_person(self, "edit")
+        session = await self.hermes.manager.edit_session(await self.own_sid(session_id), changes)
         self.answer(session.compact())
 
     @web.authenticated
     @authorized
     @api_errors
+    @person_only("delete")
     async def delete(self, session_id: str) -> None:
         """Delete with its journals; `?corrupt=1` also deletes a session whose sidecar cannot be read."""
         corrupt = self.get_query_argument("corrupt", "0") in ("1", "true")
@@ -239,13 +262,13 @@ class RunRootHandler(HermesHandler):
             attachments = validate_attachments(body.get("attachments"), self.hermes.manager.redactor)
         except AttachmentError as exc:
             raise user_error(400, str(exc)) from None
-        notebook = _binding(body)
+        notebook = await own_binding(self, _binding(body))
         mode: Mode = "steer" if body.get("mode") == "steer" else "queue"
         if body.get("mode") not in (None, "queue", "steer"):
             raise user_error(400, "Send the message normally, or choose to steer the running turn.",
                              "mode must be 'queue' or 'steer'")
         submitted = await self.hermes.queue.submit(
-            self.sid(session_id), message, attachments=attachments, notebook=notebook, mode=mode)
+            await self.own_sid(session_id), message, attachments=attachments, notebook=notebook, mode=mode)
         self.answer(submitted.to_json(), 202)
 
 
@@ -256,9 +279,10 @@ class SessionActionHandler(HermesHandler):
     @authorized
     @api_errors
     async def post(self, session_id: str, action: str) -> None:
-        sid = self.sid(session_id)
+        sid = await self.own_sid(session_id)
         if action == "continue":
-            run, continues = await self.hermes.manager.continue_turn(sid, notebook=_binding(self.json_body()))
+            notebook = await own_binding(self, _binding(self.json_body()))
+            run, continues = await self.hermes.manager.continue_turn(sid, notebook=notebook)
             self.answer({"run_id": run.run_id, "session_id": sid, "continues": continues}, 202)
         elif action == "retry":
             run = await self.hermes.manager.retry(sid)
@@ -277,7 +301,7 @@ class RunHandler(HermesHandler):
     async def get(self, run_id: str) -> None:
         """`{run_id, session_id, status, last_seq, marker}`: marker is the run's closing marker row or null;
         a queued run's status is `queued`."""
-        self.answer(await self.hermes.queue.run_status(validate_id(run_id, "run id")))
+        self.answer(await self.hermes.queue.run_status(await self.own_run_id(run_id)))
 
 
 class RunBundleHandler(HermesHandler):
@@ -290,7 +314,7 @@ class RunBundleHandler(HermesHandler):
     @api_errors
     async def get(self, run_id: str) -> None:
         manager = self.hermes.manager
-        self.answer(await manager.offload(manager.run_bundle, validate_id(run_id, "run id")))
+        self.answer(await manager.offload(manager.run_bundle, await self.own_run_id(run_id)))
 
 
 class RunEventsHandler(HermesHandler):
@@ -300,7 +324,7 @@ class RunEventsHandler(HermesHandler):
     @authorized
     @api_errors
     async def get(self, run_id: str) -> None:
-        run_id = validate_id(run_id, "run id")
+        run_id = await self.own_run_id(run_id)
         after_seq = parse_count(self.get_query_argument("after_seq", None), "after_seq", 0)
         limit = min(parse_count(self.get_query_argument("limit", None), "limit", 1000, minimum=1), 10_000)
         self.answer(await self.hermes.manager.read_events(run_id, after_seq, limit))
@@ -314,7 +338,7 @@ class RunCancelHandler(HermesHandler):
     @api_errors
     async def post(self, run_id: str) -> None:
         """Cancel a live run (its partial output is kept), or take a queued one off the queue."""
-        self.answer(await self.hermes.queue.cancel(validate_id(run_id, "run id")))
+        self.answer(await self.hermes.queue.cancel(await self.own_run_id(run_id)))
 
 
 class ApprovalHandler(HermesHandler):
@@ -325,6 +349,7 @@ class ApprovalHandler(HermesHandler):
     @web.authenticated
     @authorized
     @api_errors
+    @person_only("approval")
     async def post(self, run_id: str, approval_id: str) -> None:
         run_id = validate_id(run_id, "run id")
         approval_id = validate_id(approval_id, "approval id")
@@ -347,6 +372,7 @@ class ProposalDecisionHandler(HermesHandler):
     @web.authenticated
     @authorized
     @api_errors
+    @person_only("proposal")
     async def post(self, run_id: str, proposal_id: str) -> None:
         run_id = validate_id(run_id, "run id")
         proposal_id = validate_id(proposal_id, "proposal id")
@@ -371,6 +397,7 @@ class NotebookRecoverHandler(HermesHandler):
         if not path:
             raise user_error(400, "Name the notebook to recover.", "path is required")
         full = _confined(self.hermes.root_dir, path)
+        await check_notebook(self, path)  # a kernel recovers only its own notebook
         if not full.is_file():
             raise FileNotFoundError(f"no notebook at {path}")
         shared = await self._recover_in_room(full.relative_to(self.hermes.root_dir.resolve()).as_posix())
@@ -425,11 +452,13 @@ def _confined(root: Path, relative: str) -> Path:
     return full
 
 
-def _encoded_list(rows_of: Callable[[], list[dict[str, Any]]], notebook_path: str | None) -> bytes:
+def _rows(rows_of: Callable[[], list[dict[str, Any]]], notebook_path: str | None) -> list[dict[str, Any]]:
     rows = rows_of()
-    if notebook_path is not None:
-        rows = [r for r in rows if r.get("notebook_path") == notebook_path]
-    return msgspec.json.encode(rows)
+    return rows if notebook_path is None else [r for r in rows if r.get("notebook_path") == notebook_path]
+
+
+def _encoded_list(rows_of: Callable[[], list[dict[str, Any]]], notebook_path: str | None) -> bytes:
+    return msgspec.json.encode(_rows(rows_of, notebook_path))
 
 
 class ClarifyAnswerHandler(HermesHandler):
@@ -440,6 +469,7 @@ class ClarifyAnswerHandler(HermesHandler):
     @web.authenticated
     @authorized
     @api_errors
+    @person_only("clarify")
     async def post(self, run_id: str, clarify_id: str) -> None:
         run_id = validate_id(run_id, "run id")
         clarify_id = validate_id(clarify_id, "clarify id")
@@ -482,6 +512,7 @@ class AllowedAlwaysHandler(HermesHandler):
     @web.authenticated
     @authorized
     @api_errors
+    @person_only("revoke")
     async def delete(self) -> None:
         backend = self.get_query_argument("backend", "")
         pattern = self.get_query_argument("pattern", "")

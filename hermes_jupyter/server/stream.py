@@ -37,6 +37,7 @@ from .errors import PlainValueError, mapped
 from .frames import raw_stream, text_frames
 from .inputs import parse_count
 from .kernel_token import KernelTokenAuth
+from .scope import check_run
 from .services import HermesServices
 
 #: The last message of a stream whose run has no terminal row, by why it has none.
@@ -66,6 +67,7 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
         try:
             wanted = parse_count(self.get_query_argument("after_seq", None), "after_seq", 0)
             run_id = validate_id(run_id, "run id")
+            await check_run(self, self.hermes, run_id)  # a kernel streams only its own sessions' runs (scope.py)
             status = self.hermes.manager.run_status(run_id)
             after_seq = wanted if wanted <= status["last_seq"] else 0  # a cursor ahead of the run replays all
             self.observer = self.hermes.manager.attach(run_id, after_seq)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,11 @@ def hermes_state(tmp_path: Path) -> Path:
     return tmp_path / "hermes-state"
 
 
+#: The in-process server's token. It is also listed as a person token, so the tests' requests act as a
+#: person's API client would (answer approvals, rename, delete); tests/server/test_principals.py drops that.
+SERVER_TOKEN = "hermes-test-server-token"
+
+
 @pytest.fixture
 def jp_server_config(hermes_state: Path, tmp_path: Path) -> dict[str, Any]:
     return {
@@ -22,7 +28,9 @@ def jp_server_config(hermes_state: Path, tmp_path: Path) -> dict[str, Any]:
             "jpserver_extensions": {"hermes_jupyter": True},
             "allow_unauthenticated_access": False,
         },
-        "HermesJupyter": {"state_dir": str(hermes_state), "drain_timeout": 1.0, "heartbeat_interval": 0.5},
+        "IdentityProvider": {"token": SERVER_TOKEN},
+        "HermesJupyter": {"state_dir": str(hermes_state), "drain_timeout": 1.0, "heartbeat_interval": 0.5,
+                          "person_token_sha256": [hashlib.sha256(SERVER_TOKEN.encode()).hexdigest()]},
         "DemoAgent": {"token_delay": 0.002},
     }
 

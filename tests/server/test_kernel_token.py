@@ -1,7 +1,8 @@
-"""The kernel token opens the hermes routes (REST and the run WebSocket) and no other Jupyter route.
+"""A kernel's token opens the hermes routes (REST and the run WebSocket) and no other Jupyter route.
 
-Kernels get it as HERMES_JUPYTER_SERVER_TOKEN instead of the server token; a real kernel's
-environment is checked in tests/notebook/test_real_kernels.py.
+Each kernel gets its own as HERMES_JUPYTER_SERVER_TOKEN instead of the server token; a real kernel's
+environment is checked in tests/notebook/test_real_kernels.py, its scope in test_principals.py.
+Here the token is made for a kernel id the server has not started: the token alone names it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from hermes_jupyter.server.kernel_token import PREFIX, SETTING
 
 @pytest.fixture
 def kernel_token(jp_serverapp: Any) -> str:
-    token = jp_serverapp.web_app.settings[SETTING]
+    token = jp_serverapp.web_app.settings[SETTING].token_for("0b8a3d4e-1f2a-4c5b-9d6e-7f8091a2b3c4")
     assert isinstance(token, str) and token.startswith(PREFIX) and len(token) > 40
     return token
 

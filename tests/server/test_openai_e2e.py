@@ -186,7 +186,7 @@ async def test_reading_outside_the_root_is_refused(stack: Stack, session: str) -
     run_id = stack.start_run(session, 'use the read_notebook tool with {"path": "../hermes-state/x.ipynb"}')
     rows = stack.finish(run_id)
     (complete,) = _payloads(rows, "tool_complete")
-    assert complete["is_error"] and "'..' is not allowed" in complete["preview"]
+    assert complete["is_error"] and "Refused" in complete["preview"]  # a bound session reads only its notebook
 
 
 async def test_approved_code_runs_in_the_bound_kernel(stack: Stack, session: str) -> None:

@@ -1,0 +1,93 @@
+"""What a kernel's token reaches: the sessions bound to that kernel, and the runs of those sessions.
+
+Why: a kernel runs user code and approved agent code; its token must not read another
+notebook's conversation, start a turn whose tools reach another kernel's variables, or bind a
+session elsewhere. The server decides from what it knows (the token's kernel id, the session's
+stored binding, the Jupyter sessions of that kernel), never from what the request claims.
+Whatever is out of scope answers exactly as if it did not exist (404), so a kernel learns
+nothing about other kernels' sessions. Persons and other tokens are not limited here.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from ..agents.base import NotebookBinding
+from ..runs.status import UnknownRun
+from ..store import UnknownSession
+from .errors import user_error
+from .principals import Principal, principal_of
+from .services import HermesServices
+
+ELSEWHERE = "That notebook or kernel was not found here. A notebook's kernel works only with its own notebook."
+
+
+def _norm(path: str | None) -> str | None:
+    return posixpath.normpath(path.strip("/")) if path and path.strip("/") else None
+
+
+def visible_rows(principal: Principal, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A listing as this principal may see it: a kernel sees the sessions bound to it, nobody else's."""
+    if principal.kind != "kernel":
+        return rows
+    return [r for r in rows if r.get("kernel_id") == principal.kernel_id]
+
+
+async def check_session(handler: Any, hermes: HermesServices, session_id: str) -> None:
+    """A kernel may touch only sessions bound to its kernel; others do not exist for it (404)."""
+    principal = await principal_of(handler)
+    if principal.kind != "kernel":
+        return
+    session = await hermes.manager.offload(hermes.store.load, session_id)  # UnknownSession for a missing one
+    if session.kernel_id != principal.kernel_id:
+        raise UnknownSession(session_id)
+
+
+async def check_run(handler: Any, hermes: HermesServices, run_id: str) -> None:
+    """A kernel may touch only runs (live, queued or journaled) of sessions bound to its kernel (else 404)."""
+    principal = await principal_of(handler)
+    if principal.kind != "kernel":
+        return
+    session_id = await hermes.queue.session_of_run(run_id)  # UnknownRun for a run nobody knows
+    try:
+        await check_session(handler, hermes, session_id)
+    except UnknownSession:
+        raise UnknownRun(run_id) from None
+
+
+async def kernel_paths(handler: Any, kernel_id: str) -> set[str]:
+    """The notebook paths of the Jupyter sessions whose kernel this is (usually one; none for a bare kernel)."""
+    sessions = await handler.session_manager.list_sessions()
+    return {p for s in sessions if (s.get("kernel") or {}).get("id") == kernel_id
+            and (p := _norm(str(s.get("path") or ""))) is not None}
+
+
+async def own_binding(
+    handler: Any, notebook: NotebookBinding | None, *, new_session: bool = False,
+) -> NotebookBinding | None:
+    """The notebook binding a request may use: a kernel's is always its own kernel and one of its notebooks.
+
+    A kernel naming another kernel or another notebook gets a 404. A run naming none keeps its
+    session's binding (already the kernel's own); a new session naming none gets the kernel's own.
+    """
+    principal = await principal_of(handler)
+    if principal.kind != "kernel" or (notebook is None and not new_session):
+        return notebook
+    assert principal.kernel_id is not None
+    wanted_kernel = notebook.kernel_id if notebook else None
+    wanted_path = _norm(notebook.notebook_path) if notebook else None
+    paths = await kernel_paths(handler, principal.kernel_id)
+    if (wanted_kernel and wanted_kernel != principal.kernel_id) or (wanted_path and wanted_path not in paths):
+        raise user_error(404, ELSEWHERE, f"the token of kernel {principal.kernel_id} asked for kernel "
+                         f"{wanted_kernel or '(its own)'}, notebook {wanted_path or '(its own)'}")
+    path = wanted_path or (next(iter(paths)) if len(paths) == 1 else None)
+    return NotebookBinding(notebook_path=path, cell_id=notebook.cell_id if notebook else None,
+                           kernel_id=principal.kernel_id)
+
+
+async def check_notebook(handler: Any, path: str) -> None:
+    """A kernel may recover only its own notebook (else 404)."""
+    principal = await principal_of(handler)
+    if principal.kind == "kernel" and _norm(path) not in await kernel_paths(handler, principal.kernel_id or ""):
+        raise user_error(404, ELSEWHERE, f"the token of kernel {principal.kernel_id} asked for notebook {path}")
