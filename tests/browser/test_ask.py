@@ -24,7 +24,8 @@ def test_a_question_from_the_agent_is_answered_in_its_card_and_the_answer_reache
     lab.page.click(f"{CLARIFY} [data-testid=hermes-clarify-send]")
     lab.wait_idle()
     answer = lab.page.locator(f"{CLARIFY}[data-state=resolved] [data-testid=hermes-clarify-answer]")
-    assert answer.inner_text().strip() == "Answer: only on Tuesdays"
+    said = answer.inner_text().strip()  # "Answered by <the signed-in user>: …" (wording.answer_words)
+    assert said.startswith("Answered by ") and said.endswith(": only on Tuesdays"), said
     assert "You answered \u201conly on Tuesdays\u201d" in lab.last_message_text()
     lab.screenshot("clarify-answered")
 
