@@ -185,7 +185,8 @@ class HermesAgent(Configurable):
 
     async def run_turn(self, request: TurnRequest, sink: EventSink) -> TurnResult:
         slot = self._runs[request.run_id] = _RunSlot(sink)
-        translator = protocol.TurnTranslator(sink, request.backend_session_id, len(request.history))
+        kept = request.continues.partial if request.continues is not None else None
+        translator = protocol.TurnTranslator(sink, request.backend_session_id, len(request.history), kept=kept)
         try:
             try:
                 proc = await self._ensure_process()

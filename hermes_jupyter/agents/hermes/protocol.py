@@ -16,7 +16,7 @@ from typing import Any
 
 from ...events import COMPACTION, INTERIM_ASSISTANT, PLAN, REASONING, STATUS, TOKEN, TOOL, TOOL_COMPLETE
 from ..base import EventSink, TurnRequest, TurnResult
-from ..continuing import CONTINUE_INSTRUCTION, continuation_history
+from ..continuing import CONTINUE_INSTRUCTION, OverlapTrim, continuation_history
 from ..errors import classify, failed_turn
 
 PROTOCOL_VERSION = 1
@@ -141,8 +141,13 @@ def plan_payload(entries: list[dict[str, str]]) -> dict[str, Any]:
 class TurnTranslator:
     """Folds one turn's wire messages into sink events and, at the end, a TurnResult."""
 
-    def __init__(self, sink: EventSink, session_id: str | None = None, history_len: int = 0) -> None:
+    def __init__(
+        self, sink: EventSink, session_id: str | None = None, history_len: int = 0, *, kept: str | None = None
+    ) -> None:
+        """`kept`: a continuation's answer so far; text the model only re-sends from it is not shown again."""
         self._sink = sink
+        self._trim = OverlapTrim(kept) if kept else None
+        self._heard = False
         self._history_len = history_len
         self.session_id = session_id  # Hermes' session id, once the runner reports it
         self._text: list[str] = []
@@ -162,23 +167,45 @@ class TurnTranslator:
         elif kind == "delta":
             text = message.get("text")
             if text:
-                self._token(text)
+                self._heard = True
+                self._new_text(text)
         elif kind == "reasoning" and message.get("text"):
             self._sink.emit(REASONING, {"text": message["text"]})
         elif kind == "status":
             payload = status_payload(str(message.get("kind") or ""), str(message.get("text") or ""))
             if payload is not None:
                 self._sink.emit(STATUS, payload)
-        elif kind == "interim":
-            self._sink.emit(INTERIM_ASSISTANT, {
-                "text": message.get("text") or "", "already_streamed": bool(message.get("already_streamed")),
-            })
-        elif kind == "progress":
+        elif kind in ("progress", "tool_start", "interim"):
+            self._release()
+            self._follow_up(kind, message)
+        elif kind == "tool_complete":
+            self._tool_complete(message)
+
+    def _follow_up(self, kind: str, message: dict[str, Any]) -> None:
+        if kind == "progress":
             self._progress(message)
         elif kind == "tool_start":
             self._tool_start(message)
-        elif kind == "tool_complete":
-            self._tool_complete(message)
+        else:
+            self._sink.emit(INTERIM_ASSISTANT, {
+                "text": message.get("text") or "", "already_streamed": bool(message.get("already_streamed")),
+            })
+
+    def _new_text(self, text: str) -> None:
+        """Model text: through a continuation's trim (held while it may repeat the kept answer)."""
+        if self._trim is not None:
+            text = self._trim.feed(text)
+            if not text:
+                return
+            self._trim = None
+        self._token(text)
+
+    def _release(self) -> None:
+        """Show what the trim still holds (the reply moved on, or ended)."""
+        if self._trim is not None:
+            held, self._trim = self._trim.flush(), None
+            if held:
+                self._token(held)
 
     def _token(self, text: str) -> None:
         self._text.append(text)
@@ -245,8 +272,9 @@ class TurnTranslator:
         final = str(message.get("final_response") or "")
         if interrupted and final.startswith(_INTERRUPT_STATUS_PREFIX):
             final = ""
-        if not self._text and final and not failed:
-            self._token(final)  # answered without streaming (or a hook rewrote it): journal it
+        if not self._heard and final and not failed:
+            self._new_text(final)  # answered without streaming (or a hook rewrote it): journal it
+        self._release()
         usage = {k: v for k, v in (message.get("usage") or {}).items() if v is not None}
         replace = bool(message.get("replace_context"))
         context = list(message.get("context") or [])
@@ -272,6 +300,7 @@ class TurnTranslator:
 
     def cut_short(self, *, kind: str, detail: str, interrupted: bool) -> TurnResult:
         """The TurnResult when no `result` came: the process died or was killed."""
+        self._release()
         self.close_open_tools("interrupted" if interrupted else "the agent stopped")
         if interrupted:
             return TurnResult(final_text=self.text, context=self._partial_context(), outcome="interrupted",
