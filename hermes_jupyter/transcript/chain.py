@@ -45,7 +45,7 @@ N = TypeVar("N", int, float)
 
 def _sum(values: list[N | None]) -> N | None:
     known = [v for v in values if v is not None]
-    return sum(known) if known else None  # type: ignore[return-value]
+    return sum(known) if known else None
 
 
 def summed_usage(usages: list[UsageRow]) -> UsageRow:
