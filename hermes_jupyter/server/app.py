@@ -36,6 +36,7 @@ from .handlers import default_handlers
 from .kernel_launch import give_kernels_tokens
 from .kernel_token import PERSON_SETTING, SETTING as KERNEL_TOKEN_SETTING, KernelTokens, person_digests
 from .kernels import KernelWatcher
+from .no_route import PATTERN as NO_ROUTE, NoRouteHandler
 from .rooms import SharedNotebooks
 from .services import HermesServices
 from .stream import RunStreamHandler
@@ -190,6 +191,7 @@ class HermesJupyter(ExtensionApp):
         prefix = "hermes/api/"
         self.handlers.extend((prefix + pattern, handler) for pattern, handler in default_handlers)
         self.handlers.append((prefix + r"runs/(?P<run_id>[^/]+)/stream", RunStreamHandler))
+        self.handlers.append((NO_ROUTE, NoRouteHandler))  # last: any other hermes/api address is a JSON 404
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         """After the server listens: tell kernels where it is, and repair what a previous process left.

@@ -3,12 +3,18 @@
 Every JSON error is `{"message": <what happened and what to do>, "detail": <ids,
 sizes, the engine's own words, or absent>, "reason": <HTTP reason>}`. Engine
 exceptions map to a status and a sentence here, in one table; handlers raise
-`user_error` for failures of their own.
+`user_error` for failures of their own. Every hermes answer that fails, REST or the
+WebSocket before its upgrade, whoever refused it (us, jupyter_server, tornado), is this
+JSON: never Jupyter's page template, which carries the server's token (docs/api.md).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import os
+import re
+from http.client import responses
+from typing import Any, Iterable
 
 from tornado import web
 
@@ -25,6 +31,7 @@ from ..runs.queue import MAX_QUEUED, CannotSteer, QueueFull
 from ..runs.proposals import ProposalDecided, UnknownProposal
 from ..runs.status import UnknownRun
 from ..store import CorruptSession, UnknownSession
+from .kernel_token import PREFIX as KERNEL_TOKEN_PREFIX
 
 DISK_FULL = "The server's disk is full, so nothing was saved. Free some space on the server, then try again."
 
@@ -76,13 +83,21 @@ REASONS = {400: "Bad Request", 403: "Forbidden", 404: "Not Found", 409: "Conflic
 
 UNEXPECTED = "Something went wrong on the server. Try again; if it keeps happening, the server log says why."
 
-#: Errors raised outside our handlers' code (authentication, routing), by status.
+#: Errors raised outside our handlers' code (authentication, routing, tornado's own checks), by status.
 BY_STATUS = {
+    400: "The request could not be read. Check it and try again.",
     401: "You are not signed in to this server. Sign in (or pass its token) and try again.",
     403: "You are not allowed to do this on this server. Ask its administrator for access.",
     404: "There is nothing at this address. Check the link and try again.",
     405: "This address does not accept that kind of request.",
+    413: "The request is too large. Send a shorter message or smaller attachments.",
+    426: "This address only answers a WebSocket in a version this server speaks. Update the client and try again.",
 }
+
+JSON = "application/json"
+MASK = "[redacted]"
+#: Shorter "tokens" (a typo, a test's `x`) are not masked: replacing them would garble the sentence.
+MIN_TOKEN_CHARS = 8
 
 
 class UserError(web.HTTPError):
@@ -124,16 +139,49 @@ def mapped(exc: BaseException) -> UserError | None:
 
 
 def error_body(status: int, exc: BaseException | None) -> dict[str, Any]:
-    """The JSON of an error answer; never a traceback, never an exception's text outside `detail`."""
+    """The JSON of an error answer; never a traceback, never an exception's text outside `detail`.
+
+    Only our own `UserError`s choose the sentence; the words of jupyter_server and tornado
+    (authentication, XSRF, routing, upgrade checks) go to `detail`, under a sentence of ours.
+    """
     if isinstance(exc, UserError):
         body: dict[str, Any] = {"message": exc.message, "reason": exc.reason}
         if exc.detail:
             body["detail"] = exc.detail
         return body
+    reason = (exc.reason if isinstance(exc, web.HTTPError) else None) or REASONS.get(status) or responses.get(status)
+    if status >= 500 and not isinstance(exc, web.HTTPError):
+        return {"message": UNEXPECTED, "reason": reason}
+    body = {"message": BY_STATUS.get(status, UNEXPECTED if status >= 500 else "The request failed. Try again."),
+            "reason": reason}
     if isinstance(exc, web.HTTPError) and exc.log_message:
-        text = exc.log_message % exc.args if exc.args else exc.log_message
-        if status in BY_STATUS:  # jupyter_server's own wording (auth, routing) is for the log
-            return {"message": BY_STATUS[status], "detail": text, "reason": exc.reason}
-        return {"message": text, "reason": exc.reason}
-    return {"message": UNEXPECTED if status >= 500 else BY_STATUS.get(status, "The request failed. Try again."),
-            "reason": REASONS.get(status)}
+        body["detail"] = exc.log_message % exc.args if exc.args else exc.log_message
+    return body
+
+
+def error_json(status: int, exc: BaseException | None, tokens: Iterable[str | None]) -> str:
+    """`error_body` as JSON text, with `tokens` and anything shaped like a kernel token masked: a `detail`
+    quoting a request (a Referer, a URL) must not hand a token back, not even to the one who sent it."""
+    text = json.dumps(error_body(status, exc))
+    for token in tokens:
+        if token and len(token) >= MIN_TOKEN_CHARS and token in text:
+            text = text.replace(token, MASK)
+    return _KERNEL_TOKEN.sub(MASK, text)
+
+
+_KERNEL_TOKEN = re.compile(re.escape(KERNEL_TOKEN_PREFIX) + r"[A-Za-z0-9_-]+")
+_HEADER_TOKEN = re.compile(r"(?i)^\s*(?:token|bearer)\s+(\S+)\s*$")
+
+
+def server_tokens(handler: web.RequestHandler) -> tuple[str | None, ...]:
+    """The tokens a request's answer could echo: the server's own, a hub's, and the request's own."""
+    provider = handler.settings.get("identity_provider")
+    header = _HEADER_TOKEN.match(handler.request.headers.get("Authorization", ""))
+    return (getattr(provider, "token", None), os.environ.get("JUPYTERHUB_API_TOKEN"),
+            header.group(1) if header else None, handler.get_query_argument("token", None))
+
+
+def write_json_error(handler: web.RequestHandler, status: int, exc: BaseException | None) -> None:
+    """Finish `handler` with the JSON error answer (REST and the WebSocket before its upgrade)."""
+    handler.set_header("Content-Type", JSON)
+    handler.finish(error_json(status, exc, server_tokens(handler)))

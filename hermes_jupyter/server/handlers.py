@@ -29,7 +29,7 @@ from ..runs.first_turn import create_with_first_turn
 from ..runs.queue import Mode
 from ..titles import UNTITLED
 from ..transcript.rows import PROPOSAL_DECISIONS
-from .errors import error_body, mapped, user_error
+from .errors import mapped, user_error, write_json_error
 from .inputs import check_text, parse_count
 from .kernel_token import KernelTokenAuth
 from .principals import person_only, principal_of, require_person
@@ -69,10 +69,9 @@ class HermesHandler(KernelTokenAuth, APIHandler):
         return self.settings["hermes"]  # type: ignore[no-any-return]
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
-        """`{"message", "detail"?, "reason"}`: a plain sentence, never a traceback (errors.error_body)."""
-        exc = kwargs.get("exc_info", (None, None))[1]
-        self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(error_body(status_code, exc)))
+        """`{"message", "detail"?, "reason"}`: a plain sentence, never a traceback, never a token, whoever
+        raised it (our code, jupyter_server's auth and XSRF checks, tornado's 405): errors.write_json_error."""
+        write_json_error(self, status_code, kwargs.get("exc_info", (None, None))[1])
 
     def json_body(self) -> dict[str, Any]:
         """The request's JSON object; text that cannot be stored (NUL, lone surrogates) is a 400."""

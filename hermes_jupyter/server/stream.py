@@ -12,6 +12,9 @@ than the 30 s after which proxies drop idle connections).
 A run that ended without a terminal row (a crash, a full disk) is marked so in that
 last message: `"type": "closed", "terminal": false` and a plain `message` saying why;
 if not even a verdict can be read, that closed message alone ends the stream.
+Every refusal before the upgrade (no credential, a bad id or cursor, an unknown run, a damaged
+journal, a request that is not a WebSocket upgrade at all) is the same JSON error as the REST
+routes answer (errors.py), never Jupyter's page template, which carries the server's token.
 """
 
 from __future__ import annotations
@@ -28,12 +31,11 @@ from tornado import web
 from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
-from ..ids import InvalidId, validate_id
+from ..ids import validate_id
 from ..journal import Appended
 from ..runs.diskfull import DISK_FULL, DISK_FULL_MESSAGE
 from ..runs.fanout import Heartbeat, Observer
-from ..runs.status import UnknownRun
-from .errors import PlainValueError, mapped
+from .errors import mapped, user_error, write_json_error
 from .frames import raw_stream, text_frames
 from .inputs import parse_count
 from .kernel_token import KernelTokenAuth
@@ -46,11 +48,16 @@ UNFINISHED = {
     None: "The run stopped before it finished. Reload the session to see what was recovered.",
 }
 
+NOT_A_SOCKET = ("This address streams a run live and answers only a WebSocket connection. Open it as a "
+                "WebSocket, or read the run's events instead.")
+
 
 class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
     auth_resource = "hermes:runs"
     observer: Observer | None = None
     pump: asyncio.Task[None] | None = None
+    #: Set once the JSON error is written, so `finish` passes it through.
+    json_error = False
 
     @property
     def hermes(self) -> HermesServices:
@@ -58,6 +65,21 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
 
     def set_default_headers(self) -> None:
         """Websockets take none of JupyterHandler's default headers."""
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """The REST routes' JSON error (errors.write_json_error); JupyterHandler's would render its page."""
+        self.json_error = True
+        write_json_error(self, status_code, kwargs.get("exc_info", (None, None))[1])
+
+    def finish(self, chunk: str | bytes | dict[str, Any] | None = None) -> Any:
+        """Tornado refuses an upgrade it cannot make (a missing `Connection: Upgrade`, a cross-origin
+        socket, an unknown protocol version) with a text body of its own: that too is answered as JSON."""
+        status = self.get_status()
+        if status >= 400 and not self.json_error:
+            text = chunk.decode(errors="replace") if isinstance(chunk, bytes) else chunk
+            refusal = web.HTTPError(status, "%s", text) if isinstance(text, str) and text else web.HTTPError(status)
+            return self.write_error(status, exc_info=(type(refusal), refusal, None))
+        return super().finish(chunk)
 
     async def pre_get(self, run_id: str) -> None:
         """Authorize and resolve the run before the upgrade, so errors are plain HTTP errors."""
@@ -71,13 +93,16 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
             status = self.hermes.manager.run_status(run_id)
             after_seq = wanted if wanted <= status["last_seq"] else 0  # a cursor ahead of the run replays all
             self.observer = self.hermes.manager.attach(run_id, after_seq)
-        except (InvalidId, PlainValueError, UnknownRun) as exc:
+        except Exception as exc:  # the REST routes' mapping: a damaged journal is the same 409 (api_errors)
             error = mapped(exc)
-            assert error is not None
+            if error is None:
+                raise
             raise error from exc
 
     @ws_authenticated
     async def get(self, run_id: str) -> None:
+        if self.request.headers.get("Upgrade", "").lower() != "websocket":  # a page or a plain GET
+            raise user_error(400, NOT_A_SOCKET, 'Can "Upgrade" only to "WebSocket".')
         await self.pre_get(run_id)
         result = super().get(run_id)
         if result is not None:
