@@ -137,7 +137,7 @@ def test_dangerous_command_asks_for_approval_denied_without_a_handler(hermes_age
             assert pending["status"] == "pending" and str(victim) in pending["command"]
             assert pending["choices"] == ["allow_once", "allow_session", "allow_always", "deny"]
             assert resolved == {"approval_id": pending["approval_id"], "status": "resolved",
-                                "choice": "deny", "reason": "no approval handler"}
+                                "choice": "deny", "reason": "no approval handler", "answered_by": {"kind": "policy"}}
             assert sink.payloads("tool_complete")[0]["is_error"] is True
             assert victim.exists() and denied.outcome != "errored"
 
@@ -311,14 +311,14 @@ def test_repeated_crashes_back_off_before_the_respawn() -> None:
     asyncio.run(scenario())
 
 
-@pytest.mark.parametrize(("answer", "interrupt", "choice", "reason"), [
-    ("allow_once", False, "allow_once", "answered"),
-    ("allow_always", False, "deny", "invalid choice 'allow_always'"),
-    (None, False, "deny", "expired"),
-    (None, True, "deny", "interrupted"),
+@pytest.mark.parametrize(("answer", "interrupt", "choice", "reason", "by"), [
+    ("allow_once", False, "allow_once", "answered", "policy"),  # a program answered, not a person
+    ("allow_always", False, "deny", "invalid choice 'allow_always'", "policy"),
+    (None, False, "deny", "expired", "timeout"),
+    (None, True, "deny", "interrupted", "timeout"),  # stopped before anyone answered: not answered
 ])
 def test_approval_is_journaled_and_settled_exactly_once(answer: str | None, interrupt: bool, choice: str,
-                                                        reason: str) -> None:
+                                                        reason: str, by: str) -> None:
     async def handler(request: ApprovalRequest) -> str:
         if answer is None:
             await asyncio.sleep(3600)  # nobody clicks
@@ -340,7 +340,8 @@ def test_approval_is_journaled_and_settled_exactly_once(answer: str | None, inte
     result, sink = asyncio.run(scenario())
     pending, resolved = sink.payloads("approval")
     assert pending["status"] == "pending" and pending["approval_id"] == "run-ask-a1"
-    assert resolved == {"approval_id": "run-ask-a1", "status": "resolved", "choice": choice, "reason": reason}
+    assert resolved == {"approval_id": "run-ask-a1", "status": "resolved", "choice": choice, "reason": reason,
+                        "answered_by": {"kind": by}}
     assert (result.outcome == "interrupted") is interrupt
     assert result.final_text == ("stopped" if interrupt else choice)
 
