@@ -75,3 +75,14 @@ def test_hermes_agent_sends_the_partial_answer_to_its_model_as_its_own(hermes_ag
     asyncio.run(scenario())
     sent = [(m["role"], m.get("content")) for m in stub.chat_requests()[-1]["messages"]]
     assert sent[-3:] == [("user", "count to 9"), ("assistant", "1 2 3"), ("user", CONTINUE_INSTRUCTION)]
+
+
+def test_the_overlap_is_the_longest_suffix_of_the_kept_text_the_continuation_begins_with() -> None:
+    from hermes_jupyter.agents.continuing import OverlapTrim, overlap
+
+    kept = "The dragon was named E"
+    assert overlap(kept, "The dragon was named Ember.") == len(kept)  # restarted the whole answer
+    assert overlap(kept, "dragon was named Ember.") == len("dragon was named E")  # restarted the sentence
+    assert overlap(kept, " named Ember.") == 0  # two words: too few to call it a repeat
+    trim = OverlapTrim(kept)
+    assert [trim.feed(t) for t in ("The", " dragon", " was named Ember", ".")] == ["", "", "mber", "."]
