@@ -29,8 +29,9 @@ from ..runs.first_turn import create_with_first_turn
 from ..runs.queue import Mode
 from ..titles import UNTITLED
 from ..transcript.rows import PROPOSAL_DECISIONS
+from .answerer import answering_person
 from .errors import mapped, user_error, write_json_error
-from .inputs import check_text, parse_count
+from .inputs import check_text, parse_count, parse_json
 from .kernel_token import KernelTokenAuth
 from .principals import person_only, principal_of, require_person
 from .scope import check_notebook, check_run, check_session, own_binding, visible_rows
@@ -80,7 +81,7 @@ class HermesHandler(KernelTokenAuth, APIHandler):
             raise user_error(413, "The request is too large. Send a shorter message or smaller attachments.",
                              f"body of {len(raw)} bytes, limit {self.hermes.max_body_bytes}")
         try:
-            body = json.loads(raw)
+            body = parse_json(raw)  # a body nested too deeply is a plain 400 (inputs.MAX_DEPTH)
         except ValueError:
             raise user_error(400, "The request could not be read (it is not valid JSON). Try again.") from None
         if not isinstance(body, dict):
@@ -355,7 +356,7 @@ class ApprovalHandler(HermesHandler):
         choice = _optional_str(self.json_body(), "choice", 64)
         if not choice:
             raise user_error(400, "Choose an answer for this approval (allow or deny).", "choice is required")
-        self.hermes.approvals.answer(run_id, approval_id, choice)
+        self.hermes.approvals.answer(run_id, approval_id, choice, await answering_person(self))
         self.answer({"run_id": run_id, "approval_id": approval_id, "choice": choice})
 
 
@@ -378,7 +379,8 @@ class ProposalDecisionHandler(HermesHandler):
         decision = _optional_str(self.json_body(), "decision", 64)
         if decision not in PROPOSAL_DECISIONS:
             raise user_error(400, "Accept or reject the proposed cell.", "decision must be accepted or rejected")
-        self.answer(await self.hermes.manager.decide_proposal(run_id, proposal_id, decision))
+        by = await answering_person(self)
+        self.answer(await self.hermes.manager.decide_proposal(run_id, proposal_id, decision, by))
 
 
 class NotebookRecoverHandler(HermesHandler):
@@ -475,7 +477,7 @@ class ClarifyAnswerHandler(HermesHandler):
         answer = _optional_str(self.json_body(), "answer", 8000)
         if not answer or not answer.strip():
             raise user_error(400, "Type an answer to the question, then send it.", "answer must be a non-empty string")
-        self.hermes.clarify.answer(run_id, clarify_id, answer)
+        self.hermes.clarify.answer(run_id, clarify_id, answer, await answering_person(self))
         self.answer({"run_id": run_id, "clarify_id": clarify_id, "answer": answer})
 
 

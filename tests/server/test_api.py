@@ -206,6 +206,8 @@ async def test_approval_is_journaled_and_answered_through_the_api(api: HermesCli
     await api.wait_status(run_id, "completed")
     code, page = await api.call("GET", "runs", run_id, "events")
     resolved = [r["payload"] for r in page["events"] if r["event"] == "approval"][-1]
+    by = resolved.pop("answered_by")  # the person token's user (tests/server/test_answered_by.py names people)
+    assert by["kind"] == "person"
     assert resolved == {"approval_id": pending["approval_id"], "status": "resolved", "choice": "allow_once", "reason": "answered"}
     code, session = await api.call("GET", "sessions", sid)
     assert "Approved" in session["messages"][-1]["content"]

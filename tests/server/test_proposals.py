@@ -55,7 +55,9 @@ async def test_a_decision_is_kept_after_the_run_ended_and_every_view_shows_it(
     rows = (await api.stream(run_id)) and api.settled[run_id]["transcript"]["rows"]
     assert next(r for r in rows if r["kind"] == "proposal")["status"] == "accepted"
     _, bundle = await api.call("GET", "runs", run_id, "bundle")
-    assert "**Proposed cell:** a new cell at the end · accepted" in bundle["text/markdown"]
+    by = row["answered_by"]
+    assert by["kind"] == "person" and by["user"] and session["proposal_answered_by"] == {row["id"]: by}
+    assert f"**Proposed cell:** a new cell at the end · Accepted by {by['user']}" in bundle["text/markdown"]
     sidecar = json.loads((hermes_state / "sessions" / f"{sid}.json").read_text())
     assert sidecar["proposal_decisions"] == {row["id"]: "accepted"}
 
