@@ -20,8 +20,9 @@ from urllib.parse import quote, urlencode
 
 import pytest
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest, HTTPResponse
+from tornado.web import HTTPError
 
-from hermes_jupyter.server.errors import UNEXPECTED
+from hermes_jupyter.server.errors import BY_STATUS, MASK, UNEXPECTED, error_json
 from hermes_jupyter.server.kernel_token import SETTING
 
 from .test_auth_gate import hermes_routes
@@ -127,8 +128,7 @@ async def signed_in(jp_serverapp: Any, jp_http_port: int, jp_base_url: str) -> S
     """The server's tokens and a browser's login cookie (async: the test's loop serves the requests)."""
     base = f"http://127.0.0.1:{jp_http_port}{jp_base_url}"
     token = jp_serverapp.identity_provider.token
-    tokens = jp_serverapp.web_app.settings[SETTING]
-    kernel_token = tokens if isinstance(tokens, str) else tokens.token_for(KERNEL_ID)
+    kernel_token = jp_serverapp.web_app.settings[SETTING].token_for(KERNEL_ID)
     signed_in = await AsyncHTTPClient().fetch(base + "api/status", headers={"Authorization": f"token {token}"})
     cookies = [c.split(";", 1)[0] for c in signed_in.headers.get_list("Set-Cookie") if c.startswith("username-")]
     assert cookies, "a token request signs the browser in (jupyter_server sets its login cookie)"
@@ -291,3 +291,14 @@ async def test_an_unexpected_failure_is_a_plain_500_that_says_nothing_of_it(
         assert body["message"] == UNEXPECTED and "detail" not in body, body
         assert b"boom" not in response.body and b"Traceback" not in response.body
         assert server.server_token.encode() not in response.body
+
+
+def test_a_detail_quoting_a_token_shows_it_masked() -> None:
+    """jupyter_server and tornado word some refusals with what the request sent (a Referer, a URL)."""
+    kernel_token = "hjk_0b5c1d2e-3f40_" + "A" * 43
+    refusal = HTTPError(403, "Blocking Cross Origin request from http://x/?token=%s and %s", "server-token-123",
+                        kernel_token)
+    body = json.loads(error_json(403, refusal, ["server-token-123", "abc", None]))
+    assert "server-token-123" not in body["detail"] and kernel_token not in body["detail"], body
+    assert body["detail"].count(MASK) == 2 and body["message"] == BY_STATUS[403]
+    assert json.loads(error_json(400, HTTPError(400, "abc abc"), ["abc"]))["detail"] == "abc abc"  # too short to mask
