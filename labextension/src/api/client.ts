@@ -7,6 +7,7 @@
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
+import { ISignal, Signal } from '@lumino/signaling';
 
 import {
   IAttachment,
@@ -73,8 +74,21 @@ export function readSessionPage(body: unknown): ISessionPage {
 /** Page size used when the client reads a whole run journal. */
 const EVENTS_PAGE_LIMIT = 1000;
 
+/** A failure that says the server is gone or broken, not that one request was wrong. */
+function serverDown(status: number): boolean {
+  return status === 0 || status >= 500;
+}
+
 export class HermesClient {
   constructor(readonly serverSettings: ServerConnection.ISettings) {}
+
+  /**
+   * Emitted when a request succeeds after requests failed because the server could not be
+   * reached (or answered 5xx): the server is back, so pollers that backed off look again now.
+   */
+  get reconnected(): ISignal<this, void> {
+    return this._reconnected;
+  }
 
   listSessions(): Promise<ISessionSummary[]> {
     return this.request<unknown>('GET', ['sessions']).then(
@@ -280,6 +294,7 @@ export class HermesClient {
       );
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
+      this._failing = true;
       throw new HermesApiError(`Cannot reach the Jupyter server: ${reason}`, 0);
     }
     const text = await response.text();
@@ -291,11 +306,25 @@ export class HermesClient {
         data = text;
       }
     }
+    this._answered(response.status);
     if (!response.ok) {
       throw new HermesApiError(errorMessage(data, response), response.status);
     }
     return data as T;
   }
+
+  /** Any answer but a server failure means the server is back (a 404 or 409 is an answer too). */
+  private _answered(status: number): void {
+    if (serverDown(status)) {
+      this._failing = true;
+    } else if (this._failing) {
+      this._failing = false;
+      this._reconnected.emit();
+    }
+  }
+
+  private _failing = false;
+  private _reconnected = new Signal<this, void>(this);
 }
 
 function unwrapSession(body: ISession | { session: ISession }): ISession {

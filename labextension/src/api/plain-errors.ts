@@ -10,6 +10,8 @@ export interface IPlainError {
   text: string;
   /** The technical reason (server message, HTTP code), for a details fold. */
   details: string;
+  /** The server could not be reached at all (no answer): the sidebar says so once, above all else. */
+  offline?: boolean;
 }
 
 const BY_STATUS: { [status: number]: string } = {
@@ -28,7 +30,10 @@ const SERVER_TROUBLE = 'The Jupyter server ran into a problem. Try again; if it 
 export function plainError(error: unknown): IPlainError {
   if (error instanceof HermesApiError) {
     const text = BY_STATUS[error.status] ?? (error.status >= 500 ? SERVER_TROUBLE : BY_STATUS[400]);
-    return { text, details: error.status ? `${error.message} (HTTP ${error.status})` : error.message };
+    if (error.status === 0) {
+      return { text, details: error.message, offline: true };
+    }
+    return { text, details: `${error.message} (HTTP ${error.status})` };
   }
   const message = error instanceof Error ? error.message : String(error);
   return { text: 'Something went wrong. Try again; the details say what.', details: message };

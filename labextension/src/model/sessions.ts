@@ -4,7 +4,7 @@
  * a reload mid-stream re-attaches to the same session's live run.
  */
 import { IDisposable } from '@lumino/disposable';
-import { Poll } from '@lumino/polling';
+import { IPoll, Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesClient } from '../api/client';
@@ -19,6 +19,9 @@ const REFRESH_INTERVAL_MS = 10000;
 const STREAMING_INTERVAL_MS = 3000;
 /** The refresh interval while the sidebar is visible (a run another client starts shows up soon), in ms. */
 const WATCH_INTERVAL_MS = 2000;
+/** The longest wait between two failed refreshes: while the sidebar is visible, and while it is not, in ms. */
+const WATCH_BACKOFF_MAX_MS = 5000;
+const BACKOFF_MAX_MS = 60000;
 
 export function isStreaming(session: ISessionSummary): boolean {
   return session.is_streaming === true || !!session.active_stream_id;
@@ -68,9 +71,17 @@ export class SessionsModel implements IDisposable {
     );
     this._poll = new Poll({
       factory: () => this.refresh(),
-      frequency: { interval: REFRESH_INTERVAL_MS, backoff: true, max: 60000 },
+      frequency: { interval: REFRESH_INTERVAL_MS, backoff: true, max: BACKOFF_MAX_MS },
       standby: 'when-hidden'
     });
+    // The server is back (any request answered again), the network is back, or the page is
+    // shown again: read the list now, which also ends the back-off (docs/sidebar.md).
+    client.reconnected.connect(this._onBack, this);
+    this._listen = typeof window !== 'undefined' && typeof document !== 'undefined';
+    if (this._listen) {
+      window.addEventListener('online', this._onBack);
+      document.addEventListener('visibilitychange', this._onVisible);
+    }
   }
 
   get changed(): ISignal<this, void> {
@@ -111,7 +122,13 @@ export class SessionsModel implements IDisposable {
     return this._disposed;
   }
 
+  /** The refresh poll's last tick: `refreshed` when a read was asked for now (tests read it). */
+  get pollState(): IPoll.State<void, Error, IPoll.Phase<never>> {
+    return this._poll.state;
+  }
+
   async refresh(): Promise<void> {
+    this._reading = true;
     try {
       this._sessions = sortSessions(await this._pages.loadFirst());
       this._error = null;
@@ -127,6 +144,7 @@ export class SessionsModel implements IDisposable {
       this._error = plainError(error);
       throw error; // lets the poll back off
     } finally {
+      this._reading = false;
       this._loaded = true;
       this._changed.emit();
     }
@@ -149,10 +167,27 @@ export class SessionsModel implements IDisposable {
       : this._sessions.some(isStreaming)
         ? STREAMING_INTERVAL_MS
         : REFRESH_INTERVAL_MS;
-    if (this._poll.frequency.interval !== interval) {
-      this._poll.frequency = { ...this._poll.frequency, interval };
+    // While the list is on screen a server that is down is asked no more often than a healthy one
+    // is, so it is seen back within seconds; hidden, the poll backs off to a minute.
+    const max = this._watching ? WATCH_BACKOFF_MAX_MS : BACKOFF_MAX_MS;
+    const frequency = this._poll.frequency;
+    if (frequency.interval !== interval || frequency.max !== max) {
+      this._poll.frequency = { ...frequency, interval, max };
     }
   }
+
+  /** Read the list now when it failed last time (the server or the network is back). */
+  private _onBack = (): void => {
+    if (this._error && !this._reading && !this._disposed) {
+      this.refreshSoon();
+    }
+  };
+
+  private _onVisible = (): void => {
+    if (document.visibilityState === 'visible') {
+      this._onBack();
+    }
+  };
 
   /** Reads the next page of older sessions, reporting failures through `error`. */
   async showOlder(): Promise<void> {
@@ -250,6 +285,11 @@ export class SessionsModel implements IDisposable {
     }
     this._disposed = true;
     this._poll.dispose();
+    this.client.reconnected.disconnect(this._onBack, this);
+    if (this._listen) {
+      window.removeEventListener('online', this._onBack);
+      document.removeEventListener('visibilitychange', this._onVisible);
+    }
     Signal.clearData(this);
   }
 
@@ -260,6 +300,8 @@ export class SessionsModel implements IDisposable {
   private _watching = false;
   private _error: IPlainError | null = null;
   private _disposed = false;
+  private _listen: boolean;
+  private _reading = false;
   private _poll: Poll;
   private _changed = new Signal<this, void>(this);
   private _selectionChanged = new Signal<this, string | null>(this);
