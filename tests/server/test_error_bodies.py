@@ -195,6 +195,8 @@ def stream_cases(run_id: str) -> list[Asked]:
               expect=400),
         Asked("stream: cross-origin", "GET", at(run_id), headers=upgrade({"Origin": "http://evil.example"}),
               expect=403, only=BROWSER),  # a token is not sent by a browser on its own: it may come from anywhere
+        Asked("stream: no key", "GET", at(run_id), headers={k: v for k, v in upgrade().items() if "Key" not in k},
+              expect=400),
         Asked("stream: unknown version", "GET", at(run_id), headers=upgrade({"Sec-WebSocket-Version": "99"}),
               expect=426),
         Asked("stream: post", "POST", at(run_id), body=b"{}", expect=405),
