@@ -9,6 +9,7 @@ token) are replaced exactly; anything token-shaped is replaced by pattern.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -107,12 +108,19 @@ class Redactor:
     def named(self, name: str, value: Any) -> Any:
         """`value` shown under `name` (a key, a variable): masked whole when the name says it is a
         secret (`api_token`, `db_password`) and the value is a non-empty string, else redacted."""
-        if _is_secret_name(name) and isinstance(value, str) and value:
+        if is_secret_name(name) and isinstance(value, str) and value:
             return MASK
         return self.value(value)
 
     def contains_secret(self, text: str) -> bool:
         return self.text(text) != text
+
+
+def assigned_values(text: str) -> list[str]:
+    """The values `text` assigns to secret names (`password = hunter2x`, `"api_key": "…"`), unmasked ones only."""
+    if "=" not in text and ":" not in text:
+        return []
+    return [m.group("value") for m in _ASSIGNMENT.finditer(text) if MASK not in m.group("value")]
 
 
 def _mask_assignment(match: re.Match[str]) -> str:
@@ -121,7 +129,8 @@ def _mask_assignment(match: re.Match[str]) -> str:
     return f"{match.group('name')}{match.group('sep')}{MASK}"
 
 
-def _is_secret_name(name: str) -> bool:
+def is_secret_name(name: str) -> bool:
+    """Whether a key or variable name says its value is a secret (`api_token`, `db_password`; not `max_tokens`)."""
     return bool(_SECRET_ENV_NAME.search(name)) and not name.lower().endswith(("_tokens", "tokens"))
 
 
@@ -129,6 +138,66 @@ def looks_secret(text: str) -> bool:
     """Whether `text` carries a secret by its shape alone: a key format, a JWT, an Authorization
     value, or credentials in a URL (`scheme://user:password@host`, `?token=…`)."""
     return any(p.search(text) for p in _PATTERNS) or ("://" in text and _ASSIGNMENT.search(text) is not None)
+
+
+#: A run of key characters in provider error text, and what makes one look random (`mask_shapes`).
+_SHAPE_RUN: Final = re.compile(r"[A-Za-z0-9_\-+/=]{20,}")
+_HEX_RUN: Final = re.compile(r"[0-9a-fA-F]{32,}")
+#: Bits per character above which a long run of letters and digits is taken for a random key.
+SHAPE_ENTROPY_BITS: Final = 4.4
+
+
+def mask_shapes(text: str) -> str:
+    """`text` (a provider's error or status words, never model text) with key-like runs masked.
+
+    A proxy may echo an upstream key the server never saw; no pattern or known value catches it.
+    In error text a long run that mixes upper case, lower case and digits (20+ characters), a
+    long hex run (32+), or a long (28+) run of letters and digits whose characters are spread like
+    random ones (Shannon entropy ≥ `SHAPE_ENTROPY_BITS` bits a character) is masked. Model text is
+    left alone: it would mask the code and hashes users asked for.
+    """
+    if len(text) < 20:
+        return text
+    text = _HEX_RUN.sub(MASK, text)
+    return _SHAPE_RUN.sub(_mask_random_run, text)
+
+
+def _mask_random_run(match: re.Match[str]) -> str:
+    run = match.group(0)
+    return MASK if looks_random(run) else run
+
+
+def looks_random(run: str) -> bool:
+    """Whether a run of key characters looks like a generated key rather than words, a path or a name."""
+    upper = any(c.isupper() for c in run)
+    lower = any(c.islower() for c in run)
+    digit = any(c.isdigit() for c in run)
+    if upper and lower and digit:
+        return True
+    return len(run) >= 28 and digit and (upper or lower) and _entropy(run) >= SHAPE_ENTROPY_BITS
+
+
+def _entropy(text: str) -> float:
+    counts: dict[str, int] = {}
+    for c in text:
+        counts[c] = counts.get(c, 0) + 1
+    n = len(text)
+    return -sum(k / n * math.log2(k / n) for k in counts.values())
+
+
+def mask_error_value(redactor: Redactor, value: Any) -> Any:
+    """An error or status payload redacted, then masked by shape in every string (`mask_shapes`)."""
+    return _shapes_in(redactor.value(value))
+
+
+def _shapes_in(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask_shapes(value)
+    if isinstance(value, Mapping):
+        return {k: _shapes_in(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shapes_in(v) for v in value]
+    return value
 
 
 #: A redactor that knows no values, only patterns: for places without configuration.

@@ -22,6 +22,7 @@ from traitlets import Float, Int
 from traitlets.config import Configurable
 
 from ..redact import Redactor
+from ..redact_run import RunRedactor
 from .approvals import ApprovalBroker, ApprovalRequest
 from .base import EventSink, TurnRequest
 from .propose import PROPOSE_CELL, propose_cell, propose_schema
@@ -107,6 +108,9 @@ class NotebookToolRegistry:
         self._request = request
         self._sink = sink
         self._approvals = 0
+        #: The run's redactor when the sink has one (what a result teaches it masks the model's echo too).
+        run_redactor = getattr(sink, "redactor", None)
+        self._redactor = run_redactor if isinstance(run_redactor, RunRedactor) else RunRedactor(tools.redactor)
         binding = request.notebook
         self.notebook_path = binding.notebook_path if binding else None
         self.cell_id = binding.cell_id if binding else None
@@ -140,12 +144,16 @@ class NotebookToolRegistry:
         return schemas
 
     async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
-        """The tool's result as the model sees it, secrets redacted: `(text, is_error)`."""
+        """The tool's result as the model sees it, secrets redacted: `(text, is_error)`.
+
+        A value the result assigns to a secret name (`aws_secret_access_key = …`) is learned first,
+        so it is masked wherever it appears: later in this result, and for the rest of the run."""
         text, is_error = await self._call(name, args)
-        return self._tools.redactor.text(text), is_error
+        self._redactor.learn_from(text)
+        return self._redactor.text(text), is_error
 
     async def _call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
-        redactor = self._tools.redactor
+        redactor = self._redactor
         try:
             if name == READ_NOTEBOOK:
                 return await self._read_notebook(args), False
@@ -289,7 +297,7 @@ def format_code_run(run: CodeRun, timeout_s: float, limit: int = 2_000) -> str:
     return "\n".join(lines)
 
 
-def _redact_variable(info: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
+def _redact_variable(info: dict[str, Any], redactor: Redactor | RunRedactor) -> dict[str, Any]:
     """A variable's description with its preview masked when its name says it is a secret (`api_token`)."""
     name = str(info.get("name", "")).rsplit(".", 1)[-1]
     shown: dict[str, Any] = redactor.value(info)
@@ -298,7 +306,7 @@ def _redact_variable(info: dict[str, Any], redactor: Redactor) -> dict[str, Any]
     return shown
 
 
-def _format_variables(listing: dict[str, Any], redactor: Redactor) -> str:
+def _format_variables(listing: dict[str, Any], redactor: Redactor | RunRedactor) -> str:
     variables = listing.get("variables") or []
     if not variables:
         return "No user variables are defined in the kernel."

@@ -38,7 +38,7 @@ from .binding import sync_session_split
 from .diskfull import DISK_FULL, SpaceWaiter
 from .fanout import RunObservers
 from .run import Draining as Draining  # raised while draining; handlers map it to 409
-from .run import Run, redacted_result
+from .run import Run, redacted_result, run_redactor
 from .sink import RunSink
 from .status import RunStatusIndex
 from .views import RunViews
@@ -196,7 +196,7 @@ class RunManager(RunViews):
             run_id=run_id, session_id=session.session_id, message=message, backend=backend,
             generation=self.invalidate_generation(session.session_id), started_backend_id=session.backend_session_id,
             notebook=notebook if notebook is not None else session_binding(session), channel=channel,
-            sink=RunSink(writer, channel, loop, self.redactor), model=session.model,
+            sink=RunSink(writer, channel, loop, run_redactor(self.redactor, backend)), model=session.model,
         )
         self.live.register_worker(run_id, session.session_id)
         self.live.register_stream(run_id)
@@ -230,7 +230,7 @@ class RunManager(RunViews):
         try:
             result = await self._run_backend(run)
             if result is not None and run.state == "running":
-                result = redacted_result(result, self.redactor)
+                result = redacted_result(result, run.sink.redactor)
                 self._emit_usage(run, result)
                 run.state = "settling"
                 if run.failure != DISK_FULL:  # a full disk is settled below, once it can be written
@@ -539,6 +539,7 @@ class RunManager(RunViews):
     # -- bookkeeping ----------------------------------------------------------------------------
     def _transcript_of(self, run: Run, cause: str = "unknown") -> Transcript:
         """The run's journal folded (streaming) and closed as if it ended now, for the settle."""
+        run.sink.flush()  # text the stream redactor still holds belongs to the transcript
         folder = TranscriptFold(run.run_id, run.session_id)
         try:
             folder.feed_chunks(self.journals.iter_row_chunks(run.session_id, run.run_id))

@@ -8,14 +8,18 @@ session, the log or the model.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ..agents.base import AgentBackend, NotebookBinding, TurnResult
-from ..redact import Redactor
+from ..redact import Redactor, mask_shapes
+from ..redact_run import RunRedactor
 from .fanout import RunChannel
 from .sink import RunSink
+
+log = logging.getLogger(__name__)
 
 RunState = Literal["running", "settling", "cancelling", "interrupting", "settled"]
 
@@ -46,12 +50,26 @@ class Run:
     model: str | None = None
 
 
-def redacted_result(result: TurnResult, redactor: Redactor) -> TurnResult:
-    """The result with secrets masked in everything that reaches the session, the log or the model."""
+def run_redactor(server: Redactor, backend: AgentBackend) -> RunRedactor:
+    """A new run's redactor: the server's, plus the secrets its backend knows of (Hermes' own keys),
+    plus whatever the run learns (redact_run.py)."""
+    known = getattr(backend, "known_secrets", None)
+    try:
+        extra = list(known()) if callable(known) else []
+    except Exception:  # a backend that cannot list its keys still runs; the patterns still apply
+        log.exception("could not read the known secrets of backend %s", getattr(backend, "name", "?"))
+        extra = []
+    return RunRedactor(server.with_values(extra) if extra else server)
+
+
+def redacted_result(result: TurnResult, redactor: Redactor | RunRedactor) -> TurnResult:
+    """The result with secrets masked in everything that reaches the session, the log or the model.
+
+    The error's words are also masked by shape: a provider may echo a key the server never saw."""
     result.final_text = redactor.text(result.final_text)
     result.context = redactor.value(result.context)
     if result.error is not None:
         error = result.error
-        result.error = type(error)(error.kind, redactor.text(error.message),
-                                   redactor.text(error.detail) if error.detail else None)
+        result.error = replace(error, message=mask_shapes(redactor.text(error.message)),
+                               detail=mask_shapes(redactor.text(error.detail)) if error.detail else None)
     return result

@@ -6,9 +6,11 @@ import asyncio
 import threading
 from typing import Any
 
-from ..events import TERMINAL_EVENTS
+from ..events import APPERROR, STATUS, TERMINAL_EVENTS, TOOL_COMPLETE
 from ..journal import Appended, RunJournal
-from ..redact import PATTERNS_ONLY, Redactor
+from ..redact import PATTERNS_ONLY, Redactor, mask_error_value
+from ..redact_run import RunRedactor
+from ..redact_stream import TEXT_STREAMS, StreamRedactor
 from .fanout import RunChannel
 
 
@@ -21,40 +23,86 @@ class RunSink:
     interrupt, abandon), a backend's late events are dropped. Every payload is redacted here,
     before it is written: this is the one door into a run's journal, so nothing a provider
     echoes (a key in an error, a token in a tool result) reaches the disk, a socket or a notebook.
+
+    Text deltas pass the run's `StreamRedactor`: the tail that could still become a secret is
+    held and journaled with the next delta, or at a flush point: any other event, `flush()` (the
+    engine calls it before it folds the journal to settle), `close()` and the terminal row. There
+    is no idle timer: it would release half a key whenever a slow model pauses mid-word.
+    Error and status rows are also masked by shape; tool results teach the run's redactor the
+    values they assign to secret names (docs/journal.md, "Streamed text and redaction").
     """
 
     def __init__(self, writer: RunJournal, channel: RunChannel, loop: asyncio.AbstractEventLoop,
-                 redactor: Redactor = PATTERNS_ONLY) -> None:
+                 redactor: Redactor | RunRedactor = PATTERNS_ONLY) -> None:
         self._writer = writer
-        self._redactor = redactor
+        self._redactor = redactor if isinstance(redactor, RunRedactor) else RunRedactor(redactor)
+        self._stream = StreamRedactor(self._redactor)
         self._channel = channel
         self._loop = loop
         self._lock = threading.Lock()
         self._open = True
         self._queued = 0
 
+    @property
+    def redactor(self) -> RunRedactor:
+        """This run's redactor (the notebook tools share it, so what they learn masks the model's echo)."""
+        return self._redactor
+
     def emit(self, event: str, payload: dict[str, Any]) -> None:
         if event in TERMINAL_EVENTS:
             raise ValueError(f"backends do not emit terminal events ({event}); return a TurnResult instead")
-        clean = self._redactor.value(payload)
+        text = payload.get("text")
+        if event in TEXT_STREAMS and text.__class__ is str and len(payload) == 1:
+            with self._lock:
+                if self._open:
+                    for name, piece in self._stream.feed(event, text):
+                        self._append_locked(name, {"text": piece})
+            return
+        clean = self._clean(event, payload)
         with self._lock:
             if not self._open:
                 return
-            self._publish_locked(self._writer.append(event, clean))
+            self._flush_locked()
+            self._append_locked(event, clean)
+
+    def flush(self) -> None:
+        """Journal the text held back so far (before the engine folds the journal)."""
+        with self._lock:
+            if self._open:
+                self._flush_locked()
 
     def close(self) -> None:
-        """Drop whatever the backend emits from now on."""
+        """Journal what is held, then drop whatever the backend emits from now on."""
         with self._lock:
+            if self._open:
+                self._flush_locked()
             self._open = False
 
     def append_terminal(self, event: str, payload: dict[str, Any]) -> Appended:
         """The engine's own terminal row; also closes the sink."""
-        clean = self._redactor.value(payload)
+        clean = self._clean(event, payload)
         with self._lock:
+            if self._open:
+                self._flush_locked()
             self._open = False
-            appended = self._writer.append(event, clean)
-            self._publish_locked(appended)
-            return appended
+            return self._append_locked(event, clean)
+
+    def _clean(self, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if event == TOOL_COMPLETE:
+            self._redactor.learn_from(payload)
+        if event == APPERROR or (event == STATUS and payload.get("kind") != "steer"):  # a steer quotes the user
+            return mask_error_value(self._redactor.current, payload)  # type: ignore[no-any-return]
+        return self._redactor.value(payload)  # type: ignore[no-any-return]
+
+    def _flush_locked(self) -> None:
+        held = self._stream.flush()
+        if held is not None:
+            self._append_locked(held[0], {"text": held[1]})
+
+    def _append_locked(self, event: str, payload: dict[str, Any]) -> Appended:
+        appended = self._writer.append(event, payload)
+        self._publish_locked(appended)
+        return appended
 
     def _publish_locked(self, appended: Appended) -> None:
         # On the loop itself (the common case: async backends) publish at once, no self-pipe wake-up.

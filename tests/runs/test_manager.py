@@ -135,7 +135,9 @@ async def test_backend_that_raises_keeps_partial_output_and_journals_apperror(he
 
 
 async def test_backend_that_ignores_interrupt_is_abandoned_and_the_turn_settled(hermes_engine: Engine) -> None:
-    hermes_engine.scripted.scripts["stubborn"] = Script(steps=[("token", {"text": "partial"})], ignore_interrupt=True)
+    # the status row flushes the word the stream redactor holds (docs/journal.md), so seq 1 is seen while it runs
+    hermes_engine.scripted.scripts["stubborn"] = Script(
+        steps=[("token", {"text": "partial"}), ("status", {"text": "working", "level": "info"})], ignore_interrupt=True)
     session = hermes_engine.new_session(backend="scripted")
     run = await hermes_engine.manager.start_run(session.session_id, "stubborn")
     while run.channel.last_seq < 1:

@@ -31,6 +31,7 @@ from ..errors import failed_turn
 from ..models import model_entry
 from ..tools_registry import ToolRegistry, call_tool
 from . import protocol
+from .home_secrets import hermes_home, known_secrets
 from .process import AgentGone, AgentProcess, AgentStartError, default_command, scrubbed_env
 
 log = logging.getLogger(__name__)
@@ -383,6 +384,11 @@ class HermesAgent(Configurable):
         finally:
             self._replies.pop(request_id, None)
         return [str(p) for p in message.get("patterns") or ()]
+
+    def known_secrets(self) -> list[str]:
+        """Hermes' own configured keys (config.yaml, .env, auth.json of its home and profiles): every
+        run of this backend masks them exactly (home_secrets.py)."""
+        return known_secrets(hermes_home(self.env))
 
     async def list_models(self) -> tuple[str | None, list[dict[str, str]]]:
         """This backend's model, else `model.default` of Hermes' config.yaml (in the agent's HERMES_HOME)."""
