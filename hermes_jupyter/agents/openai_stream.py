@@ -240,10 +240,13 @@ def _type_for(status: int | None, text: str) -> ErrorKind:
     """The status decides auth, rate limit and server errors; the text refines a 4xx.
 
     A mid-stream error (no status) is read by its text alone, a provider failure when it names
-    nothing we know: it is the provider's report, never a sign that its answer was unreadable.
+    nothing we know: it is the provider's report, never a sign that its answer was unreadable. Its
+    "Connection error" is the provider's own upstream failing (a proxy's), not us failing to reach
+    the provider, which did answer: a provider failure too.
     """
     if status is None:
-        return classify(text, default="provider_error")
+        kind = classify(text, default="provider_error")
+        return "provider_error" if kind == "provider_unreachable" else kind
     if status in (401, 403, 429) or status >= 500:
         return kind_for_status(status)
     by_text = classify(text, default="bad_response")

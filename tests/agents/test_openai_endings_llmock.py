@@ -174,9 +174,10 @@ def test_continue_after_a_cut_keeps_new_text_that_only_looks_like_the_end(llmock
 
 
 def test_an_error_chunk_mid_stream_is_classified_by_its_words() -> None:
+    """A proxy's "Connection error" chunk: its upstream failed; the provider itself was reached."""
     with OpenAIStubServer() as stub:
         request = TurnRequest(session_id="s", run_id="r", message="error chunk: Connection error.", history=[])
         result, sink = _turn(stub.base_url, request, model="stub-model")
 
-    assert "error reported mid-stream: Connection error." in _failed(result, "provider_unreachable")
+    assert "error reported mid-stream: Connection error." in _failed(result, "provider_error")
     assert result.final_text == "Almost" == sink.text()

@@ -57,3 +57,36 @@ def test_terminal_rows_carry_the_marker_the_fold_shows() -> None:
         carried = json.loads(last)["payload"]["marker"]
         shown = json.loads((FIXTURES / f"{name}.expected.json").read_text())["transcript"]["rows"][-1]
         assert {k: shown[k] for k in ("variant", "text", "cause")} == carried
+
+
+ENDINGS = ("length_limit", "content_filter", "empty_answer", "stream_cut", "model_not_found", "context_too_long",
+           "bad_request", "error_chunk", "retry_after_long")
+
+
+@pytest.mark.parametrize("name", ENDINGS)
+def test_each_ending_says_its_own_words_and_offers_continue_only_where_it_works(name: str) -> None:
+    from hermes_jupyter.agents.errors import ERRORS
+    from hermes_jupyter.runs.continuation import CONTINUABLE_ERRORS
+
+    journal = [json.loads(line) for line in (FIXTURES / f"{name}.jsonl").read_text().splitlines()]
+    terminal = journal[-1]["payload"]
+    transcript = json.loads((FIXTURES / f"{name}.expected.json").read_text())["transcript"]
+    marker = transcript["rows"][-1]
+    assert transcript["status"] == "errored" and marker["kind"] == "marker" and marker["cause"] == terminal["type"]
+    assert terminal["detail"] and terminal["detail"] not in marker["text"]  # the provider's words stay in the fold
+    if name != "retry_after_long":
+        assert marker["text"] == f"**Error:** {ERRORS[terminal['type']].message}"
+    assert ("Continue" in marker["text"]) == (terminal["type"] in CONTINUABLE_ERRORS)
+    streamed = "".join(row["payload"]["text"] for row in journal if row["event"] == "token")
+    kept = "".join(row["text"] for row in transcript["rows"] if row["kind"] == "assistant")
+    assert kept == streamed  # the partial is kept
+
+
+def test_unreported_usage_reads_not_reported_never_zero() -> None:
+    bundle = json.loads((FIXTURES / "usage_not_reported.expected.json").read_text())["bundle"]
+    assert "tokens not reported" in bundle["text/markdown"] and "0 tokens" not in bundle["text/markdown"]
+
+
+def test_the_long_retry_after_says_the_wait_in_words() -> None:
+    marker = json.loads((FIXTURES / "retry_after_long.expected.json").read_text())["transcript"]["rows"][-1]
+    assert "wait 2 minutes" in marker["text"] and "after retrying" not in marker["text"]
