@@ -138,7 +138,13 @@ class _KernelIdentity:
         return None
 
     def get_user(self, handler: JupyterHandler) -> Any:
-        return self._own(handler) or self._inner.get_user(handler)
+        user = self._own(handler)
+        if user is None:
+            return self._inner.get_user(handler)
+        # as jupyter_server's own token login does: XSRF checks (jupyter_server's, and JupyterHub's patched
+        # one, which reads this flag) do not apply to a request authenticated by a header token
+        handler._token_authenticated = True  # type: ignore[attr-defined]
+        return user
 
     def is_token_authenticated(self, handler: JupyterHandler) -> bool:
         return self._own(handler) is not None or self._inner.is_token_authenticated(handler)

@@ -139,13 +139,16 @@ async def test_magic_in_a_user_kernel_finds_its_own_server(hub: HubProcess) -> N
         assert ran.status == "ok", ran.error
         final = ran.bundles(RUN_MIME)[-1]
         assert final["status"] == "completed"
-        # Without the server's own hints, the hub's environment alone leads back to alice's server.
+        # Without the server's URL hint, the hub's environment leads back to alice's server, where the
+        # kernel's own token (never the hub token: the kernel does not inherit it) lists its own sessions.
         by_hub = await kernel.execute(
             "import os\nfrom hermes_jupyter.kernel.client import HermesClient, find_server\n"
-            "env = {k: v for k, v in os.environ.items() if not k.startswith('HERMES_JUPYTER_')}\n"
+            "env = {k: v for k, v in os.environ.items() if k not in ('HERMES_JUPYTER_SERVER_URL', 'HERMES_JUPYTER_URL')}\n"
             "s = find_server(env, running_servers=lambda: [])\n"
             "print(s.source, s.url, ' '.join(r['session_id'] for r in HermesClient(s).list_sessions()))")
         assert by_hub.status == "ok", by_hub.error
+        held = await kernel.execute("import os\nprint(sorted(k for k in os.environ if k.endswith('API_TOKEN')))")
+        assert held.text.strip() == "[]", held.text  # neither JUPYTERHUB_API_TOKEN nor JPY_API_TOKEN
     hub_source, hub_url, *hub_sessions = by_hub.text.split()
     assert (hub_source, source) == ("jupyterhub", "parent-server")
     assert hub_url.endswith("/user/alice/") and final["session_id"] in hub_sessions
