@@ -219,7 +219,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _complete(self, body: dict[str, Any], reply: Reply) -> None:
         if reply.error is not None:
-            self._send_json(reply.status, {"error": reply.error})
+            note = self.server.stub.error_note
+            self._send_json(reply.status, {"error": {**reply.error, "message": reply.error["message"] + note}})
             return
         usage = {"prompt_tokens": sum(len(_text(m.get("content")).split()) for m in body["messages"]),
                  "completion_tokens": len(reply.deltas)}
@@ -293,7 +294,8 @@ class OpenAIStubServer:
     """Start with `start()` or `with OpenAIStubServer() as stub:`; point clients at `stub.base_url`.
 
     `chunk_delay_s` paces every stream, `slow_chunk_delay_s` the ones whose prompt says
-    `slowly`; `api_key`, if set, is required as a Bearer token.
+    `slowly`; `api_key`, if set, is required as a Bearer token. `error_note` is added to the message
+    of every scripted error (as a proxy may add its upstream's words, key included).
     """
 
     def __init__(
@@ -305,6 +307,7 @@ class OpenAIStubServer:
         self.api_key = api_key
         self.model = model
         self.context_length = context_length
+        self.error_note = ""
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
