@@ -34,7 +34,7 @@ from .errors import mapped, user_error, write_json_error
 from .inputs import check_text, parse_count, parse_json
 from .kernel_token import KernelTokenAuth
 from .principals import person_only, principal_of, require_person
-from .scope import check_notebook, check_run, check_session, own_binding, visible_rows
+from .scope import check_notebook, check_run, check_session, kernel_paths, own_binding, visible_rows
 from .rooms import RoomUnavailable
 from .services import HermesServices
 
@@ -175,7 +175,8 @@ class SessionRootHandler(HermesHandler):
         path = self.get_query_argument("notebook_path", None)
         principal = await principal_of(self)
         if principal.kind == "kernel":  # a kernel lists its own sessions, few enough for one page
-            rows = visible_rows(principal, await asyncio.to_thread(_rows, self.hermes.store.list, path))
+            rows = await asyncio.to_thread(_rows, self.hermes.store.list, path)
+            rows = visible_rows(principal, rows, await kernel_paths(self, principal.kernel_id or ""))
             self.answer(rows if limit_arg is None and before is None else {"sessions": rows, "next": None})
             return
         if limit_arg is None and before is None:
@@ -201,7 +202,7 @@ class SessionRootHandler(HermesHandler):
         if backend not in self.hermes.allowed_backends:
             raise user_error(400, "That backend is not available on this server. Choose another one.",
                              f"backend {backend!r}; allowed: {', '.join(self.hermes.allowed_backends)}")
-        binding = await own_binding(self, _binding(body), new_session=True)  # a kernel: its own kernel and notebook
+        binding = await own_binding(self, _binding(body))  # a kernel: its own kernel and notebook
         fields: dict[str, Any] = dict(
             title=_optional_str(body, "title", 200) or UNTITLED, backend=backend,
             model=_optional_str(body, "model", 200), notebook_path=binding and binding.notebook_path,
@@ -337,8 +338,15 @@ class RunCancelHandler(HermesHandler):
     @authorized
     @api_errors
     async def post(self, run_id: str) -> None:
-        """Cancel a live run (its partial output is kept), or take a queued one off the queue."""
-        self.answer(await self.hermes.queue.cancel(await self.own_run_id(run_id)))
+        """Cancel a live run (its partial output is kept), or take a queued one off the queue.
+
+        `{"cause": "kernel_restart"}`: the kernel that started the run is going away (a kernel the
+        server did not start, e.g. nbclient's, whose restart only the kernel sees); the run ends
+        interrupted, not cancelled (docs/api.md)."""
+        cause = _optional_str(self.json_body(), "cause", 32)
+        if cause not in (None, "kernel_restart"):
+            raise user_error(400, "A run can be stopped only by a cancel or a kernel restart.", f"cause {cause!r}")
+        self.answer(await self.hermes.queue.cancel(await self.own_run_id(run_id), cause=cause))
 
 
 class ApprovalHandler(HermesHandler):

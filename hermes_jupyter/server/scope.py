@@ -1,4 +1,4 @@
-"""What a kernel's token reaches: the sessions bound to that kernel, and the runs of those sessions.
+"""What a kernel's token reaches: the sessions of its kernel and of its notebook, and their runs.
 
 Why: a kernel runs user code and approved agent code; its token must not read another
 notebook's conversation, start a turn whose tools reach another kernel's variables, or bind a
@@ -6,6 +6,10 @@ session elsewhere. The server decides from what it knows (the token's kernel id,
 stored binding, the Jupyter sessions of that kernel), never from what the request claims.
 Whatever is out of scope answers exactly as if it did not exist (404), so a kernel learns
 nothing about other kernels' sessions. Persons and other tokens are not limited here.
+
+A session bound to the notebook a kernel serves is that kernel's too, whichever kernel it was
+bound to before: the binding follows the notebook, so after Shut Down Kernel and a new kernel the
+notebook's conversation goes on (its next run binds it to the new kernel).
 """
 
 from __future__ import annotations
@@ -27,20 +31,28 @@ def _norm(path: str | None) -> str | None:
     return posixpath.normpath(path.strip("/")) if path and path.strip("/") else None
 
 
-def visible_rows(principal: Principal, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A listing as this principal may see it: a kernel sees the sessions bound to it, nobody else's."""
+def _reaches(principal: Principal, kernel_id: str | None, notebook_path: str | None, paths: set[str]) -> bool:
+    """Whether a kernel reaches a session bound to `kernel_id` / `notebook_path` (`paths`: the kernel's notebooks)."""
+    return kernel_id == principal.kernel_id or (_norm(notebook_path) or "") in paths
+
+
+def visible_rows(principal: Principal, rows: list[dict[str, Any]], paths: set[str]) -> list[dict[str, Any]]:
+    """A listing as this principal may see it: a kernel sees its own and its notebook's sessions, nobody else's."""
     if principal.kind != "kernel":
         return rows
-    return [r for r in rows if r.get("kernel_id") == principal.kernel_id]
+    return [r for r in rows if _reaches(principal, r.get("kernel_id"), r.get("notebook_path"), paths)]
 
 
 async def check_session(handler: Any, hermes: HermesServices, session_id: str) -> None:
-    """A kernel may touch only sessions bound to its kernel; others do not exist for it (404)."""
+    """A kernel may touch only its own and its notebook's sessions; others do not exist for it (404)."""
     principal = await principal_of(handler)
     if principal.kind != "kernel":
         return
     session = await hermes.manager.offload(hermes.store.load, session_id)  # UnknownSession for a missing one
-    if session.kernel_id != principal.kernel_id:
+    if session.kernel_id == principal.kernel_id:
+        return
+    if not _reaches(principal, session.kernel_id, session.notebook_path,
+                    await kernel_paths(handler, principal.kernel_id or "")):
         raise UnknownSession(session_id)
 
 
@@ -63,16 +75,14 @@ async def kernel_paths(handler: Any, kernel_id: str) -> set[str]:
             and (p := _norm(str(s.get("path") or ""))) is not None}
 
 
-async def own_binding(
-    handler: Any, notebook: NotebookBinding | None, *, new_session: bool = False,
-) -> NotebookBinding | None:
+async def own_binding(handler: Any, notebook: NotebookBinding | None) -> NotebookBinding | None:
     """The notebook binding a request may use: a kernel's is always its own kernel and one of its notebooks.
 
-    A kernel naming another kernel or another notebook gets a 404. A run naming none keeps its
-    session's binding (already the kernel's own); a new session naming none gets the kernel's own.
+    A kernel naming another kernel or another notebook gets a 404; naming none, it gets its own
+    (a run of its notebook's session left bound to a replaced kernel moves to this one).
     """
     principal = await principal_of(handler)
-    if principal.kind != "kernel" or (notebook is None and not new_session):
+    if principal.kind != "kernel":
         return notebook
     assert principal.kernel_id is not None
     wanted_kernel = notebook.kernel_id if notebook else None

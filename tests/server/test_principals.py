@@ -200,3 +200,24 @@ async def test_only_a_person_credential_answers_an_approval(stack: Stack) -> Non
             assert [p["choice"] for p in resolved(rows, approval["approval_id"])] == ["allow_once"], caller
     assert answers == {"browser page": 200, "browser cookie only": 200, "person token": 200}
     assert [await stack.value_in("a.ipynb", f"answered_{n}") for n in range(3)] == [True, True, True]
+
+
+async def test_a_new_kernel_of_the_notebook_goes_on_with_its_sessions(stack: Stack) -> None:
+    """The binding follows the notebook: a session left bound to the notebook's old (shut down) kernel
+    is the new kernel's to list, read and run (which binds it to the new kernel); another notebook's
+    kernel still does not see it."""
+    with stack.person() as person:
+        created = person.post("sessions", json={"title": "before the kernel was replaced", "notebook_path": "a.ipynb",
+                                                "kernel_id": "00000000-0000-0000-0000-00000000dead"})
+    assert created.status_code == 201, created.text
+    sid = created.json()["session_id"]
+    with stack.kernel("b.ipynb") as other:
+        assert sid not in {r["session_id"] for r in other.get("sessions").json()}
+        assert other.get(f"sessions/{sid}").status_code == 404
+    with stack.kernel("a.ipynb") as kernel:
+        assert sid in {r["session_id"] for r in kernel.get("sessions").json()}
+        assert kernel.get(f"sessions/{sid}").status_code == 200
+        run_id = _start(kernel, sid, "count to 1")
+    stack.finish(run_id)
+    with stack.person() as person:
+        assert person.get(f"sessions/{sid}").json()["kernel_id"] == stack.kernels["a.ipynb"]
