@@ -24,6 +24,7 @@ from ..agents.approvals import ApprovalBroker
 from ..agents.base import AgentBackend
 from ..agents.clarify import ClarifyBroker
 from ..agents.registry import BACKENDS, BackendContext, configurable_classes
+from ..fsio import DEFAULT_CAPS, ReadCaps
 from ..journal import DURABILITY_POLICIES, Journals
 from ..liveness import LiveRuns
 from ..paths import core_transcript_dir, default_state_dir
@@ -39,6 +40,7 @@ from .kernels import KernelWatcher
 from .no_route import PATTERN as NO_ROUTE, NoRouteHandler
 from .rooms import SharedNotebooks
 from .services import HermesServices
+from .state_check import refuse_if_linked
 from .stream import RunStreamHandler
 from .telemetry import Telemetry
 
@@ -89,6 +91,23 @@ class HermesJupyter(ExtensionApp):
     journal_gc_interval = Float(3600.0, config=True, help="Seconds between journal collections (0: only at start).")
     max_event_bytes = Int(256 * 1024, config=True, help="Largest journaled payload in bytes; larger ones are truncated.")
     max_request_bytes = Int(1 << 20, config=True, help="Largest accepted request body in bytes (413 above).")
+    max_sidecar_bytes = Int(
+        DEFAULT_CAPS.sidecar, config=True,
+        help="Largest session file read, in bytes; a larger one is listed as damaged and can be deleted.",
+    )
+    max_index_bytes = Int(
+        DEFAULT_CAPS.index, config=True,
+        help="Largest session list index read, in bytes; a larger one is rebuilt from the session files.",
+    )
+    max_journal_line_bytes = Int(
+        DEFAULT_CAPS.journal_line, config=True,
+        help="Longest run journal line read, in bytes; reading stops at a longer one (never below max_event_bytes).",
+    )
+    max_sealed_journal_bytes = Int(
+        DEFAULT_CAPS.sealed_journal, config=True,
+        help="Most bytes a compressed run journal may expand to; a larger one is damaged, a larger live one stays "
+        "uncompressed.",
+    )
     kernel_restart_policy = Enum(
         ["interrupt", "detach"], default_value="interrupt", config=True,
         help="What a kernel restart or shutdown does to runs started from it: interrupt (settle them with a "
@@ -130,10 +149,16 @@ class HermesJupyter(ExtensionApp):
         give_kernels_tokens(self.serverapp.kernel_manager, self.kernel_tokens, self.kernel_env_drop)
         server_token = getattr(self.serverapp.identity_provider, "token", "") or ""
         self.redactor = Redactor.from_environ(extra=[server_token])  # kernel tokens are masked by their hjk_ shape
-        store = SessionStore(state / "sessions")
+        refused = refuse_if_linked(state, self.log)  # a linked sessions/ or runs/: every route says so
+        if refused is not None:
+            self.settings["hermes"] = refused
+            return
+        caps = ReadCaps(self.max_sidecar_bytes, self.max_index_bytes, self.max_journal_line_bytes,
+                        self.max_sealed_journal_bytes)
+        store = SessionStore(state / "sessions", caps=caps)
         journals = Journals(
             state / "runs", durability=self.journal_durability, window_s=self.journal_fsync_window,
-            max_event_bytes=self.max_event_bytes,
+            max_event_bytes=self.max_event_bytes, caps=caps,
         )
         live = LiveRuns()
         recovery = Recovery(
@@ -203,6 +228,8 @@ class HermesJupyter(ExtensionApp):
         os.environ["HERMES_JUPYTER_SERVER_ROOT"] = str(serverapp.root_dir)  # notebook paths become root-relative
         os.environ.pop("HERMES_JUPYTER_SERVER_TOKEN", None)  # only per kernel, never server-wide
         os.environ.pop("JUPYTER_TOKEN", None)  # read once at start-up (IdentityProvider.token)
+        if not hasattr(self, "hermes"):
+            return  # the state dir was refused (state_check.py): nothing to repair or collect
         self._startup_scan = asyncio.ensure_future(self._repair_left_pending())
         self._warm_start = asyncio.ensure_future(self._warm_hermes())
         _drain_on_sigint(serverapp)

@@ -21,7 +21,7 @@ from tornado import web
 from ..agents.always import AlwaysUnavailable, NotAllowedAlways
 from ..agents.approvals import UnknownApproval
 from ..agents.asks import AlreadyAnswered, UnknownQuestion
-from ..fsio import SymlinkRefused, is_disk_full
+from ..fsio import NotAFile, SymlinkRefused, TooLarge, is_disk_full
 from ..ids import InvalidId
 from ..journal import JournalBusy
 from ..journal.files import CorruptJournal, RefusedJournal
@@ -75,6 +75,10 @@ ERRORS: list[tuple[type[BaseException], int, str]] = [
                           "from a backup, or delete the session to remove it."),
     (Draining, 409, "The server is shutting down and takes no new turns. Try again once it is back."),
     (SymlinkRefused, 409, LINKED),
+    (NotAFile, 409, "Part of this session's saved data is not a plain file (or not a folder where one belongs), so it "
+                    "is not read. Delete the session to remove it, or move the odd file away."),
+    (TooLarge, 409, "Part of this session's saved data is far larger than Hermes reads, so it is not read. "
+                    "Delete the session to remove it, or move the file away."),
     (ValueError, 400, "Part of the request is not valid. Check it and try again."),
 ]
 
