@@ -42,8 +42,9 @@ class ToolError(Exception):
 class CodeRun:
     """What running code in a kernel produced; `outputs` are nbformat-shaped output dicts.
 
-    `status`: `ok`, `error` (the code raised), `interrupted` (stopped after the time limit)
-    or `not_started` (the kernel never began it: still queued behind other work).
+    `status`: `ok`, `error` (the code raised), `interrupted` (stopped after the time limit),
+    `not_stopped` (still running after the time limit and the interrupt) or `not_started` (the
+    kernel did not begin it in time; it was withdrawn and never runs later).
     """
 
     status: str
@@ -65,8 +66,12 @@ class NotebookAccess(Protocol):
         """One variable in more detail (type, preview, size, columns, signature, doc …)."""
         ...
 
+    async def ready_to_run(self, kernel_id: str) -> None:
+        """Raise `ToolError` when the kernel could not start code now (asked before the approval)."""
+        ...
+
     async def run_code(self, kernel_id: str, code: str, timeout_s: float) -> CodeRun:
-        """Execute `code` in the kernel. Callers must have the user's approval."""
+        """Execute `code` in the kernel, now or never (nothing is left queued). Callers must have the user's approval."""
         ...
 
 
@@ -208,6 +213,7 @@ class NotebookToolRegistry:
             raise ToolError("run_code needs some code.")
         if len(code) > self._tools.max_code_chars:
             raise ToolError(f"The code is {len(code)} characters long; run_code accepts at most {self._tools.max_code_chars}.")
+        await self._tools.access.ready_to_run(self._kernel())  # refuse before asking, not after
         self._approvals += 1
         where = f" of {self.notebook_path}" if self.notebook_path else ""
         approval = ApprovalRequest(
@@ -287,8 +293,10 @@ def format_code_run(run: CodeRun, timeout_s: float, limit: int = 2_000) -> str:
         "ok": "The code ran.",
         "error": "The code raised an error.",
         "interrupted": f"The code was still running after {timeout_s:g} s and was interrupted.",
-        "not_started": f"The kernel did not start the code within {timeout_s:g} s (busy with other work); "
-                       "it is still queued and may run later. Its output will not be reported here.",
+        "not_started": "The code was not run: the kernel did not start it in time (busy with other work), "
+                       "and it was withdrawn, so it will not run later.",
+        "not_stopped": f"The code was still running after {timeout_s:g} s and did not stop when interrupted; "
+                       "it may still be running in the kernel.",
     }
     lines = [heads.get(run.status, f"The run ended with status {run.status}.")]
     lines += [format_output(o, limit) for o in run.outputs]

@@ -6,8 +6,9 @@
 - Kernels are reached with a jupyter_client kernel client of our own on the kernel's
   ports. Introspection is a small snippet evaluated as a silent `user_expressions`
   entry (store_history off, only busy/idle on iopub, no names left behind). The agent's
-  code runs as a normal execution (outputs on iopub, no history entry), and only when
-  the tools say the user approved it.
+  code runs as a normal execution (outputs on iopub, no history entry), in a subshell of
+  its own when the kernel has them (kernel_run.py), and only when the tools say the user
+  approved it.
 
 `make_tools_factory(serverapp, broker)` builds the `ToolsFactory` the `openai` backend takes.
 """
@@ -32,14 +33,11 @@ from ..agents.approvals import ApprovalBroker
 from ..agents.sandbox import PathEscape, api_path
 from ..agents.tools import CodeRun, NotebookTools, ToolError
 from ..redact import Redactor
-from .kernel_subshell import close_subshell, open_subshell, send_execute
+from .kernel_run import run_in_kernel
+from .kernel_subshell import close_subshell, has_subshells, open_subshell, send_execute
 
 #: Seconds an introspection request may take (it queues behind a running cell).
 INTROSPECTION_TIMEOUT_S = 10.0
-#: Seconds to wait for the kernel to settle after an interrupt.
-INTERRUPT_GRACE_S = 5.0
-#: Characters of output kept from one run_code (what the model sees is cut much shorter).
-MAX_COLLECTED_CHARS = 200_000
 
 # Runs inside the kernel (IPython), in a private namespace: `ip` is get_ipython(), `args` a dict.
 # It must not leave names in the user's namespace and must not print; it sets `result` (JSON text).
@@ -229,13 +227,26 @@ class KernelAccess:
             raise ToolError(str(info["error"]))
         return info
 
-    async def run_code(self, kernel_id: str, code: str, timeout_s: float) -> CodeRun:
-        """Execute visibly (no history entry) and collect the outputs; interrupt it past `timeout_s`."""
+    async def ready_to_run(self, kernel_id: str) -> None:
+        """Refuse now, before anyone is asked to approve, code the kernel could not start now:
+        one without subshells that is busy (docs/agent-reach.md, "A busy kernel")."""
         km = self._kernel(kernel_id)
-        self._refuse_busy(km)
+        if getattr(km, "execution_state", None) != "busy":
+            return
+        kc = await _connect(km, iopub=False, control=True)
+        try:
+            if not await has_subshells(kc, km):
+                self._refuse_busy(km)
+        finally:
+            kc.stop_channels()
+
+    async def run_code(self, kernel_id: str, code: str, timeout_s: float) -> CodeRun:
+        """Execute visibly (no history entry) in a subshell of its own when the kernel has them, else on
+        the idle main shell; collect the outputs; stop it past `timeout_s` (kernel_run.py)."""
+        km = self._kernel(kernel_id)
         kc = await _connect(km, iopub=True)
         try:
-            return await _execute(km, kc, code, timeout_s)
+            return await run_in_kernel(km, kc, code, timeout_s, lambda: self._refuse_busy(km))
         finally:
             kc.stop_channels()
 
@@ -248,7 +259,7 @@ class KernelAccess:
         try:
             subshell = await open_subshell(kc, km)
             if subshell is None:
-                self._refuse_busy(km)
+                self._refuse_busy(km, "answer questions about its variables meanwhile")
             msg_id = send_execute(kc, {"code": "", "silent": True, "store_history": False, "allow_stdin": False,
                                        "user_expressions": {"hermes": _probe_expression(args)}}, subshell)
             reply = await _reply(kc, msg_id, self.introspection_timeout_s)
@@ -278,10 +289,12 @@ class KernelAccess:
         return km
 
     @staticmethod
-    def _refuse_busy(km: KernelManager) -> None:
+    def _refuse_busy(km: KernelManager, doing: str = "run code beside it") -> None:
         """The server tracks each kernel's state; a busy kernel would queue us behind the user's cell."""
         if getattr(km, "execution_state", None) == "busy":
-            raise ToolError("The kernel is busy running a cell; try again when it is idle.")
+            raise ToolError("The kernel is busy running a cell (a %%hermes cell keeps it busy for its whole "
+                            f"answer), and this kernel cannot {doing} (it has no subshells: "
+                            "ipykernel 7 has them). Nothing was run; try again when the kernel is idle.")
 
 
 def _language(km: KernelManager) -> str | None:
@@ -338,84 +351,6 @@ async def _reply(kc: AsyncKernelClient, msg_id: str, timeout_s: float) -> dict[s
     raise ToolError(f"The kernel did not answer within {timeout_s:g} s (is it busy running a cell?).")
 
 
-async def _execute(km: KernelManager, kc: AsyncKernelClient, code: str, timeout_s: float) -> CodeRun:
-    msg_id = kc.execute(code, silent=False, store_history=False, allow_stdin=False, stop_on_error=False)
-    run = CodeRun(status="not_started")
-    started = False
-    deadline = time.monotonic() + timeout_s
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            try:
-                msg = await kc.get_iopub_msg(timeout=min(left, 1.0))
-            except queue.Empty:
-                continue
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            kind, content = msg["msg_type"], msg["content"]
-            if kind == "status" and content.get("execution_state") == "busy":
-                started = True
-                run.status = "ok"
-            elif kind == "status" and content.get("execution_state") == "idle":
-                return run
-            else:
-                _collect(run, kind, content)
-    except asyncio.CancelledError:
-        if started:  # the user stopped the turn: stop its code too (sending the interrupt is quick)
-            await ensure_async(km.interrupt_kernel())
-        raise
-    if not started:
-        return CodeRun(status="not_started")
-    await ensure_async(km.interrupt_kernel())
-    await _drain_until_idle(kc, msg_id, run, INTERRUPT_GRACE_S)
-    run.status = "interrupted"
-    return run
-
-
-def _collect(run: CodeRun, kind: str, content: dict[str, Any]) -> None:
-    """Add one iopub message to the run's outputs; consecutive stream pieces merge, sizes stay bounded."""
-    if kind == "clear_output":
-        run.outputs.clear()
-        return
-    if sum(_size(o) for o in run.outputs) > MAX_COLLECTED_CHARS:
-        if not run.outputs or run.outputs[-1].get("name") != "hermes-cut":
-            run.outputs.append({"output_type": "stream", "name": "hermes-cut",
-                                "text": "[more output was produced and dropped]"})
-        return
-    if kind == "stream":
-        last = run.outputs[-1] if run.outputs else None
-        if last and last["output_type"] == "stream" and last.get("name") == content.get("name"):
-            last["text"] += content.get("text", "")
-        else:
-            run.outputs.append({"output_type": "stream", "name": content.get("name"), "text": content.get("text", "")})
-    elif kind in ("execute_result", "display_data"):
-        run.outputs.append({"output_type": kind, "data": content.get("data", {})})
-    elif kind == "error":
-        run.status = "error"
-        run.outputs.append({"output_type": "error", "ename": content.get("ename"), "evalue": content.get("evalue"),
-                            "traceback": content.get("traceback", [])})
-
-
-def _size(output: dict[str, Any]) -> int:
-    return len(json.dumps(output, default=str)) if output["output_type"] != "stream" else len(output["text"])
-
-
-async def _drain_until_idle(kc: AsyncKernelClient, msg_id: str, run: CodeRun, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while (left := deadline - time.monotonic()) > 0:
-        try:
-            msg = await kc.get_iopub_msg(timeout=left)
-        except queue.Empty:
-            return
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        if msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
-            return
-        _collect(run, msg["msg_type"], msg["content"])
-
-
 class ServerNotebookAccess:
     """`NotebookAccess` from its two halves."""
 
@@ -431,6 +366,9 @@ class ServerNotebookAccess:
 
     async def inspect_variable(self, kernel_id: str, name: str) -> dict[str, Any]:
         return await self.kernels.inspect_variable(kernel_id, name)
+
+    async def ready_to_run(self, kernel_id: str) -> None:
+        await self.kernels.ready_to_run(kernel_id)
 
     async def run_code(self, kernel_id: str, code: str, timeout_s: float) -> CodeRun:
         return await self.kernels.run_code(kernel_id, code, timeout_s)
