@@ -194,8 +194,10 @@ class HermesClient:
         page["events"] = events.rows_from_json(page.get("events"))
         return page
 
-    def cancel(self, run_id: str) -> dict[str, Any]:
-        return dict(self.request("POST", f"runs/{quote(run_id)}/cancel", body={}))
+    def cancel(self, run_id: str, cause: str | None = None) -> dict[str, Any]:
+        """Cancel a run; `cause="kernel_restart"`: this kernel is going away, the run ends interrupted."""
+        body = {"cause": cause} if cause else {}
+        return dict(self.request("POST", f"runs/{quote(run_id)}/cancel", body=body))
 
     def stream(self, run_id: str, after_seq: int = 0) -> RunStream:
         return RunStream(self, run_id, after_seq)

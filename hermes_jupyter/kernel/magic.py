@@ -8,6 +8,8 @@ the server and keeps its partial output and the cancel note, without a traceback
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
 import re
 import threading
@@ -41,6 +43,12 @@ CANCEL_WAIT_S = 10.0
 #: right before it restarts or shuts it down; that run is the server's to settle (`kernel_restart`),
 #: not the user's to cancel.
 SHUTDOWN_GRACE_S = 0.5
+#: Seconds a kernel's shutdown waits while a cell ends its run with the marker: the cell saved by a
+#: headless frontend (nbclient, papermill) holds the partial and the marker. jupyter_client kills a
+#: kernel that has not exited after `shutdown_wait_time` (5 s by default), so this stays below it.
+SHUTDOWN_HOLD_S = 3.0
+#: Seconds the cell waits for the interrupted run's terminal row before it leaves with what it has.
+SHUTDOWN_SETTLE_S = 2.0
 _KERNEL_FILE = re.compile(r"kernel-(.+)\.json$")
 
 
@@ -316,9 +324,11 @@ class HermesMagics(Magics):
             return
         stream = self.client.stream(run_id).start()
         try:
-            self._follow(cell, stream)
-        except KeyboardInterrupt:
-            self._stop_after_interrupt(cell, run_id)
+            with shutdown_hold(self.shutting_down):
+                try:
+                    self._follow(cell, stream)
+                except KeyboardInterrupt:
+                    self._stop_after_interrupt(cell, run_id)
         except StreamLost as exc:
             cell.finish()
             print(f"hermes: lost the stream ({exc}); the run goes on on the server: "
@@ -392,18 +402,29 @@ class HermesMagics(Magics):
         """
         try:
             if self.shutting_down.wait(SHUTDOWN_GRACE_S):
-                cell.finish()  # the kernel is going away: the server settles the run as kernel_restart
+                self._end_for_restart(cell, run_id)
             else:
                 self._cancel_after_interrupt(cell, run_id)
         except KeyboardInterrupt:
             cell.finish()  # a second ■ while waiting for the cancel row: leave now, the server still cancels
         mark_failed(self.shell, RunStopped("the hermes run was stopped by a kernel interrupt"))
 
-    def _cancel_after_interrupt(self, cell: LiveCell, run_id: str) -> None:
+    def _end_for_restart(self, cell: LiveCell, run_id: str) -> None:
+        """The kernel is going away: tell the server (a server that did not start this kernel cannot see its
+        restart), then end the cell with the partial output and the interrupted marker, so a headless
+        frontend saves them without a recover step. Its shutdown waits for this (`shutdown_hold`)."""
+        try:
+            self._cancel_after_interrupt(cell, run_id, cause="kernel_restart", wait_s=SHUTDOWN_SETTLE_S)
+        except Exception:  # noqa: BLE001 - the server is unreachable: the run is settled later, by recovery
+            cell.finish()
+
+    def _cancel_after_interrupt(
+        self, cell: LiveCell, run_id: str, *, cause: str | None = None, wait_s: float = CANCEL_WAIT_S
+    ) -> None:
         """Cancel on the server, then read the rows up to the cancel row so the cell shows how it ended."""
         try:
-            self.client.cancel(run_id)
-            deadline = time.monotonic() + CANCEL_WAIT_S
+            self.client.cancel(run_id, cause)
+            deadline = time.monotonic() + wait_s
             while cell.output.terminal is None and time.monotonic() < deadline:
                 page = self.client.events(run_id, cell.output.seq)
                 cell.feed(page.get("events", []))
@@ -435,12 +456,56 @@ def mark_failed(shell: Any, error: BaseException) -> None:
         result.error_in_exec = error
 
 
+class _Hold:
+    """How many cells are following a run right now; a shutdown waits (briefly) while any is."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.lock = threading.Lock()
+
+
+def _hold_of(event: threading.Event) -> _Hold:
+    hold = getattr(event, "hermes_hold", None)
+    if hold is None:
+        hold = _Hold()
+        event.hermes_hold = hold  # type: ignore[attr-defined]
+    return hold
+
+
+class shutdown_hold:  # noqa: N801 - used as a context manager, like contextlib's
+    """While a cell follows a run, a shutdown of its kernel waits for the cell to end (`SHUTDOWN_HOLD_S`)."""
+
+    def __init__(self, event: threading.Event) -> None:
+        self.hold = _hold_of(event)
+
+    def __enter__(self) -> None:
+        with self.hold.lock:
+            self.hold.count += 1
+
+    def __exit__(self, *exc: object) -> None:
+        try:  # ipykernel runs the cell inside its shell loop: release once the cell's reply is sent
+            asyncio.get_running_loop().call_soon(self._release)
+        except RuntimeError:  # no loop (a plain IPython shell): now
+            self._release()
+
+    def _release(self) -> None:
+        with self.hold.lock:
+            self.hold.count -= 1
+
+
+async def _released(hold: _Hold, limit_s: float) -> None:
+    deadline = time.monotonic() + limit_s
+    while hold.count > 0 and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+
+
 def watch_shutdown(kernel: Any) -> threading.Event:
     """An event set when the kernel receives a shutdown (or restart) request.
 
     The control thread handles that request while the magic blocks the main
     thread, so wrapping its handler is how the magic learns, after the
-    interrupt jupyter_client sends first, that a restart is under way.
+    interrupt jupyter_client sends first, that a restart is under way. The
+    wrapped handler then lets a cell that follows a run end it first (`shutdown_hold`).
     """
     event = threading.Event()
     handlers = getattr(kernel, "control_handlers", None)
@@ -450,9 +515,13 @@ def watch_shutdown(kernel: Any) -> threading.Event:
     if getattr(original, "hermes_event", None) is not None:
         return original.hermes_event  # type: ignore[no-any-return]
 
-    def shutdown_request(*args: Any) -> Any:
+    hold = _hold_of(event)
+
+    async def shutdown_request(*args: Any) -> Any:
         event.set()
-        return original(*args)
+        await _released(hold, SHUTDOWN_HOLD_S)
+        result = original(*args)
+        return await result if inspect.isawaitable(result) else result
 
     shutdown_request.hermes_event = event  # type: ignore[attr-defined]
     handlers["shutdown_request"] = shutdown_request

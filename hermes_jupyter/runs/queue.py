@@ -205,14 +205,18 @@ class TurnQueue:
                 return {"run_id": run_id, "session_id": session_id, "status": "queued", "last_seq": 0, "marker": None}
         return await self.manager.offload(self.manager.run_status, run_id, with_marker=True)
 
-    async def cancel(self, run_id: str) -> dict[str, Any]:
-        """`POST runs/{id}/cancel`: a queued turn leaves the queue; a live one is cancelled as always."""
+    async def cancel(self, run_id: str, cause: str | None = None) -> dict[str, Any]:
+        """`POST runs/{id}/cancel`: a queued turn leaves the queue; a live one is cancelled as always, or,
+        with `cause` (its kernel restarting), interrupted with that cause."""
         validate_id(run_id, "run id")
         session_id = await self.manager.offload(self._session_of, run_id)
         if session_id is not None and await self.manager.offload(self._drop, session_id, run_id):
             return {"run_id": run_id, "session_id": session_id, "cancelled": True, "status": "cancelled",
                     "last_seq": 0, "queued": True}
-        cancelled = await self.manager.cancel(run_id)
+        if cause is not None:
+            cancelled = await self.manager.interrupt(run_id, cause)
+        else:
+            cancelled = await self.manager.cancel(run_id)
         return {"run_id": run_id, "cancelled": cancelled, **self.manager.run_status(run_id)}
 
     def _drop(self, session_id: str, run_id: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any, Iterator
 
@@ -10,7 +11,7 @@ from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 
 from hermes_jupyter.kernel.client import HermesClient, ServerInfo
-from hermes_jupyter.kernel.magic import HermesMagics, Request, UsageError, parse, watch_shutdown
+from hermes_jupyter.kernel.magic import HermesMagics, Request, UsageError, parse, shutdown_hold, watch_shutdown
 from hermes_jupyter.kernel.view import LiveCell
 from hermes_jupyter.notebook.outputs import RUN_MIME, WIDGET_MIME
 
@@ -175,10 +176,30 @@ def test_shutdown_watch_wraps_the_control_handler_once() -> None:
     event = watch_shutdown(kernel)
     assert watch_shutdown(kernel) is event
     assert not event.is_set()
-    kernel.control_handlers["shutdown_request"]("stream", [], {})
+    asyncio.run(kernel.control_handlers["shutdown_request"]("stream", [], {}))
     assert event.is_set() and kernel.shutdowns == 1
     assert not watch_shutdown(object()).is_set()
     assert isinstance(watch_shutdown(None), threading.Event)
+
+
+def test_a_shutdown_waits_for_the_cell_following_a_run_to_end_it() -> None:
+    """A headless frontend saves what the cell shows when its kernel goes: the cell ends the run first."""
+    kernel = KernelStandIn("c")
+    event = watch_shutdown(kernel)
+
+    async def run() -> list[int]:
+        seen: list[int] = []
+        with shutdown_hold(event):
+            shutdown = asyncio.ensure_future(kernel.control_handlers["shutdown_request"]("stream", [], {}))
+            for _ in range(5):
+                await asyncio.sleep(0.03)
+            seen.append(kernel.shutdowns)  # held while the cell follows its run
+        await shutdown
+        seen.append(kernel.shutdowns)
+        return seen
+
+    assert asyncio.run(run()) == [0, 1]
+    assert event.is_set()
 
 
 def test_sessions_started_with_new_are_titled_by_their_prompts(shell: InteractiveShell, server: ServerProcess) -> None:

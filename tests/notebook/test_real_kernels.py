@@ -1,7 +1,7 @@
 """Real kernels, a real `jupyter server` with the demo agent, nbclient as the frontend.
 
 These are the notebook-side promises end to end: a finished cell keeps a static
-bundle, a kernel restart mid-run is recovered into the .ipynb, a kernel
+bundle, a kernel restart mid-run ends the cell with the partial and the marker, a kernel
 interrupt cancels the run on the server, and the widget's message rate stays
 bounded whatever the token rate.
 """
@@ -58,8 +58,32 @@ def test_count_to_50_completes_with_static_bundle(slow_server: ServerProcess, tm
     assert slow_server.api("GET", f"runs/{ref['run_id']}")["status"] == "completed"
 
 
-def test_kernel_restart_mid_run_then_recover(slow_server: ServerProcess) -> None:
-    """A restart of the server-started kernel settles the run; `jupyter hermes recover` fills in the cell."""
+async def wait_for_status(client: Any, cell_index: int, timeout_s: float = 30.0) -> dict[str, Any]:
+    """The cell's hermes output once it is no longer the live one (the run ended in the cell)."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while asyncio.get_running_loop().time() < deadline:
+        outs = hermes_outputs(client.nb.cells[cell_index])
+        if outs and outs[-1]["data"][RUN_MIME]["status"] != "running":
+            return dict(outs[-1]["data"])
+        await asyncio.sleep(0.05)
+    raise TimeoutError(f"cell {cell_index} still shows a running run")
+
+
+def assert_interrupted_by_restart(saved: Any, run_id: str, server: ServerProcess) -> None:
+    """The saved cell holds the partial and the kernel-restart marker, as the server settled the run."""
+    status = server.api("GET", f"runs/{run_id}")
+    assert status["status"] == "interrupted"
+    data = hermes_outputs(saved.cells[1])[-1]["data"]
+    assert data["text/markdown"].startswith("1 2 3")
+    assert "**Response interrupted.**" in data["text/markdown"]
+    assert markers.CAUSE_SENTENCES["kernel_restart"] in data["text/markdown"]
+    assert "Continue lets the agent go on" in data["text/markdown"]
+    assert data[RUN_MIME]["status"] == "interrupted" and data[RUN_MIME]["seq"] == status["last_seq"]
+    assert WIDGET_MIME not in data
+
+
+def test_kernel_restart_mid_run_saves_the_partial_and_the_marker(slow_server: ServerProcess) -> None:
+    """A restart of the server-started kernel: the cell ends with the marker before the kernel goes; no recover."""
     nb = hermes_notebook("count to 2000")
     path = slow_server.root_dir / "restart.ipynb"
 
@@ -68,35 +92,50 @@ def test_kernel_restart_mid_run_then_recover(slow_server: ServerProcess) -> None
             await client.async_execute_cell(nb.cells[0], 0)
             task = asyncio.ensure_future(client.async_execute_cell(nb.cells[1], 1))
             ref = await wait_for_seq(client, 1, 20)
-            with slow_server.http() as http:
-                http.post(f"api/kernels/{kernel_id}/restart").raise_for_status()
+
+            def restart() -> None:
+                with slow_server.http() as http:
+                    http.post(f"api/kernels/{kernel_id}/restart").raise_for_status()
+
+            await asyncio.gather(asyncio.to_thread(restart), wait_for_status(client, 1))
             task.cancel()  # the restarted kernel never answers the old request
             await asyncio.gather(task, return_exceptions=True)
             return str(ref["run_id"])
 
     run_id = asyncio.run(run())
-    status = slow_server.api("GET", f"runs/{run_id}")
-    assert status["status"] == "interrupted"
-    saved_ref = hermes_outputs(nb.cells[1])[-1]["data"][RUN_MIME]
-    assert saved_ref["status"] == "running" and saved_ref["seq"] < status["last_seq"]
-    nbformat.write(nb, path)  # what the browser had saved: the live bundle, mid-stream
-
+    nbformat.write(nb, path)  # what the frontend saved
+    saved = nbformat.read(path, as_version=4)
+    nbformat.validate(saved)
+    assert_interrupted_by_restart(saved, run_id, slow_server)
     done = subprocess.run(
         [JUPYTER, "hermes", "recover", str(path), "--state-dir", str(slow_server.state_dir)],
         capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert "1 cell recovered" in done.stdout
+    assert nbformat.read(path, as_version=4) == saved  # nothing left to recover
+
+
+def test_headless_kernel_restart_saves_the_partial_and_the_marker(slow_server: ServerProcess, tmp_path: Path) -> None:
+    """nbclient's own kernel (the server never sees it restart), restarted from another task mid-run: the
+    kernel reports it, and the notebook nbclient saves holds the partial and the marker."""
+    nb = hermes_notebook("count to 2000")
+
+    async def run() -> str:
+        async with own_kernel(nb, slow_server) as client:
+            await client.async_execute_cell(nb.cells[0], 0)
+            task = asyncio.ensure_future(client.async_execute_cell(nb.cells[1], 1))
+            ref = await wait_for_seq(client, 1, 20)
+            await asyncio.gather(client.km.restart_kernel(), wait_for_status(client, 1))
+            await asyncio.wait_for(asyncio.gather(task, return_exceptions=True), 30)
+            return str(ref["run_id"])
+
+    run_id = asyncio.run(run())
+    path = tmp_path / "headless.ipynb"
+    nbformat.write(nb, path)
     saved = nbformat.read(path, as_version=4)
     nbformat.validate(saved)
-    assert saved.cells[0] == nb.cells[0]
-    data = hermes_outputs(saved.cells[1])[-1]["data"]
-    assert data["text/markdown"].startswith("1 2 3")
-    assert "**Response interrupted.**" in data["text/markdown"]
-    assert markers.CAUSE_SENTENCES["kernel_restart"] in data["text/markdown"]
-    assert "partial output above was recovered from the run journal" in data["text/markdown"]
-    assert data[RUN_MIME] == {**saved_ref, "seq": status["last_seq"], "status": "interrupted"}
-    assert WIDGET_MIME not in data
+    assert_interrupted_by_restart(saved, run_id, slow_server)
+    assert "Traceback" not in json.dumps(saved.cells[1].outputs)
 
 
 def test_kernel_interrupt_cancels_the_run_without_a_traceback(slow_server: ServerProcess) -> None:

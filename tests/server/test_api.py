@@ -109,6 +109,21 @@ async def test_second_run_while_active_is_queued_and_cancel_keeps_partial(api: H
     assert rows[-1]["event"] == "cancel"
 
 
+async def test_a_kernel_reporting_its_restart_ends_the_run_interrupted_not_cancelled(api: HermesClient) -> None:
+    """A kernel the server did not start (nbclient's) reports its own restart: partial kept, restart marker."""
+    sid = (await api.create_session())["session_id"]
+    run_id = await api.start(sid, "count to 100000")
+    await api.stream(run_id, stop_after=10)
+    code, err = await api.call("POST", "runs", run_id, "cancel", body={"cause": "server_shutdown"})
+    assert code == 400 and "kernel restart" in err["message"]
+    code, stopped = await api.call("POST", "runs", run_id, "cancel", body={"cause": "kernel_restart"})
+    assert code == 200 and stopped["cancelled"] is True and stopped["status"] == "interrupted"
+    code, session = await api.call("GET", "sessions", sid)
+    marker = session["messages"][-1]
+    assert marker["type"] == "interrupted" and marker["interruption_cause"] == "kernel_restart"
+    assert any(m.get("content", "").startswith("1 2 3") for m in session["messages"][:-1])
+
+
 async def test_retry_and_undo(api: HermesClient) -> None:
     sid = (await api.create_session())["session_id"]
     await api.wait_status(await api.start(sid, "count to 3"), "completed")
