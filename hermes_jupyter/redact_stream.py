@@ -35,7 +35,7 @@ _CONTEXT_CHARS: Final = 96
 #: How many names before names (`password = token = …`) or secrets are followed back from the cut.
 _MAX_CHAIN: Final = 8
 #: Words one of which an open assignment or Authorization value needs nearby (a cheap gate).
-_GATE_WORDS: Final = ("key", "secret", "token", "passw", "credential", "auth", "cookie", "bearer")
+_GATE: Final = re.compile(r"(?i)key|secret|token|passw|credential|auth|cookie|bearer")
 
 #: An assignment to a secret name whose value reaches the end of the text (may still grow).
 _OPEN_ASSIGNMENT: Final = re.compile(
@@ -139,10 +139,13 @@ def safe_cut(buf: str, awkward: tuple[str, ...] = ()) -> int:
         cut = run_start if "://" in buf[run_start:] else _ascii_tail_start(buf, run_start)
     for _ in range(_MAX_CHAIN):  # each move may uncover a name or a secret that straddles the new cut
         window = max(0, min(run_start, cut) - _CONTEXT_CHARS)
-        tail = buf[window:].lower()
-        moved = _named_cut(buf, window, run_start, cut) if any(w in tail for w in _GATE_WORDS) else cut
+        moved = cut
+        if _GATE.search(buf, window):  # near a secret name a non-ASCII word is held whole
+            moved = _named_cut(buf, window, run_start, min(cut, run_start) if run_start < len(buf) else cut)
         for secret in awkward:
-            moved = _word_start(buf, _secret_start(buf, secret, moved))
+            start = _secret_start(buf, secret, moved)
+            if start < moved:
+                moved = _word_start(buf, start)
         if moved == cut:
             return cut
         cut = moved
@@ -150,8 +153,11 @@ def safe_cut(buf: str, awkward: tuple[str, ...] = ()) -> int:
 
 
 def _ascii_tail_start(buf: str, run_start: int) -> int:
-    """Where the trailing run's last stretch of printable ASCII begins (a word of ASCII text: the run)."""
-    if buf.isascii() or buf[run_start:].isascii():
+    """Where the trailing run's last stretch of printable ASCII begins (a word of ASCII text: the run).
+
+    A run with `:` or `=` in it is held whole: an assignment's value may hold non-ASCII characters."""
+    run = buf[run_start:]
+    if run.isascii() or "=" in run or ":" in run:
         return run_start
     i = len(buf)
     while i > run_start and "!" <= buf[i - 1] <= "~":
