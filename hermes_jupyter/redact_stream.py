@@ -20,7 +20,6 @@ import re
 from typing import Final, Protocol
 
 from .events import REASONING, TOKEN
-from .redact import Redactor
 
 #: Events whose `{text}` payloads are deltas of one stream of text.
 TEXT_STREAMS: Final = frozenset({TOKEN, REASONING})
@@ -75,7 +74,7 @@ class StreamRedactor:
         #: in front keeps word boundaries (`\b`) as they are in the joined text.
         self._before = ""
         self._awkward: tuple[str, ...] = ()
-        self._awkward_of: Redactor | None = None
+        self._awkward_of: object = None
 
     @property
     def held(self) -> str:
@@ -119,9 +118,9 @@ class StreamRedactor:
 
     def _awkward_secrets(self) -> tuple[str, ...]:
         """Known secrets a held word would not cover (they contain spaces or non-ASCII characters)."""
-        current = getattr(self._redactor, "current", self._redactor)
+        current: object = getattr(self._redactor, "current", self._redactor)
         if current is not self._awkward_of:
-            known = getattr(current, "known", frozenset())
+            known: frozenset[str] = getattr(current, "known", frozenset())
             self._awkward = tuple(s for s in known if not _plain_ascii(s))
             self._awkward_of = current
         return self._awkward
