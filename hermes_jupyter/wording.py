@@ -42,6 +42,23 @@ ANSWER_WORDS: Final[dict[str, str]] = {
     "timeout": "Not answered in time",
     "not_answered": "Not answered",
 }
+#: A turn's usage footer, every part in this order, joined by `USAGE_JOIN` (notebook/outputs.py `usage_words`,
+#: the labextension's `usageWords`: one wording in the cell, the bundle and the sidebar, live and settled).
+#: `{n}` is a count with thousands separators (1,234), `{s}` seconds to one decimal, `{usd}` dollars to four.
+#: A count nobody reported reads "not reported", never 0; counts the backend made up itself (the demo
+#: agent counts words) carry `our_count` (docs/transcript.md).
+USAGE_WORDS: Final[dict[str, str]] = {
+    "not_reported": "tokens not reported",
+    "tokens_in": "{n} tokens in",
+    "in_not_reported": "tokens in not reported",
+    "tokens_out": "{n} out",
+    "out_not_reported": "out not reported",
+    "our_count": "(our count)",
+    "cached": "{n} cached",
+    "duration": "{s} s",
+    "cost": "${usd}",
+}
+USAGE_JOIN: Final = " · "
 #: The reason a question journals when its wait expired (agents/asks.py); other unanswered ends read "Not answered".
 EXPIRED_REASON: Final = "expired"
 

@@ -169,6 +169,10 @@ def _wording() -> Iterator[str]:
     yield from _table("ANSWER_WORDS", wording.ANSWER_WORDS, camel=False)
     yield f"export const EXPIRED_REASON = {_string(wording.EXPIRED_REASON)};"
     yield ""
+    yield "/** A turn's usage footer, part by part (wording.USAGE_WORDS; the labextension's usageWords). */"
+    yield from _table("USAGE_WORDS", wording.USAGE_WORDS, camel=True)
+    yield f"export const USAGE_JOIN = {_string(wording.USAGE_JOIN)};"
+    yield ""
 
 
 def render() -> str:

@@ -282,6 +282,7 @@ def _result(text: str, message: str, *, interrupted: bool = False, model: str | 
     """The demo's result; its usage counts words, so every demo turn has a `usage` event with numbers,
     naming the session's model (the demo answers the same whichever is chosen)."""
     context = [{"role": "assistant", "content": text}] if text else []
-    usage = {"input_tokens": len(message.split()), "output_tokens": len(text.split()), "model": model or "demo"}
+    usage = {"input_tokens": len(message.split()), "output_tokens": len(text.split()), "model": model or "demo",
+             "our_count": True}
     return TurnResult(final_text=text, context=context, usage=usage,
                       outcome="interrupted" if interrupted else "completed")

@@ -18,7 +18,8 @@ def _number(usage: dict[str, Any], *names: str) -> int | float | None:
 
 
 def usage_payload(usage: dict[str, Any], *, duration_s: float, model: str | None) -> dict[str, Any]:
-    """`{input_tokens, output_tokens, cached_tokens, cost_usd, duration_s, model}`; unknown counts are null.
+    """`{input_tokens, output_tokens, cached_tokens, cost_usd, duration_s, model}`; unknown counts are null;
+    `our_count: true` when the backend counted them itself (`usage["our_count"]`), not a provider.
 
     Counts the provider did not report are null, never 0 (docs/transcript.md): a request always
     sends the model some input, so "0 in, 0 out" (Hermes' counters when the server sent no usage)
@@ -32,7 +33,7 @@ def usage_payload(usage: dict[str, Any], *, duration_s: float, model: str | None
     if not tokens_in and not tokens_out:
         tokens_in = tokens_out = cached = None
         cost = cost or None
-    return {
+    payload: dict[str, Any] = {
         "input_tokens": int(tokens_in) if tokens_in is not None else None,
         "output_tokens": int(tokens_out) if tokens_out is not None else None,
         "cached_tokens": int(cached) if cached is not None else None,
@@ -40,3 +41,6 @@ def usage_payload(usage: dict[str, Any], *, duration_s: float, model: str | None
         "duration_s": round(duration_s, 3),
         "model": str(reported) if reported else model,
     }
+    if usage.get("our_count") is True and (tokens_in is not None or tokens_out is not None):
+        payload["our_count"] = True
+    return payload

@@ -9,12 +9,13 @@ finished cell and a recovered cell read alike, byte for byte. The fold itself is
 from __future__ import annotations
 
 import html
+import math
 import re
 from typing import Any, Callable, Final, Iterable, Mapping, NotRequired, TypedDict
 
 from ..events import JournalRow
 from ..fences import fence_for, longest_run
-from ..wording import answer_words
+from ..wording import USAGE_JOIN, USAGE_WORDS, answer_words
 from ..transcript import FINAL_STATUSES, Transcript, TranscriptFold, Verdict
 from ..transcript.rows import (
     ApprovalRow,
@@ -315,26 +316,38 @@ def _status_words(t: Transcript) -> str:
 
 
 def usage_words(usage: UsageRow) -> str:
-    """`gpt-4o · 1,234 tokens in · 56 out · 3.2 s · $0.0123`: the footer of a finished turn (model when known).
+    """`gpt-4o · 1,234 tokens in · 56 out · 3.2 s · $0.0123`: the footer of a turn (model when known), in
+    the one wording of `wording.USAGE_WORDS` (the labextension's `usageWords` says the same).
 
     Counts the provider did not report read "not reported", never 0 (docs/transcript.md).
     """
+    w = USAGE_WORDS
     parts = [usage.model] if usage.model else []
     parts += _token_words(usage.input_tokens, usage.output_tokens)
+    if usage.our_count and (usage.input_tokens is not None or usage.output_tokens is not None):
+        parts[-1] += " " + w["our_count"]
     if usage.cached_tokens:
-        parts.append(f"{usage.cached_tokens:,} cached")
+        parts.append(w["cached"].format(n=f"{usage.cached_tokens:,}"))
     if usage.duration_s is not None:
-        parts.append(f"{usage.duration_s:.1f} s")
+        parts.append(w["duration"].format(s=_fixed(usage.duration_s, 1)))
     if usage.cost_usd is not None:
-        parts.append(f"${usage.cost_usd:.4f}")
-    return " · ".join(parts)
+        parts.append(w["cost"].format(usd=_fixed(usage.cost_usd, 4)))
+    return USAGE_JOIN.join(parts)
+
+
+def _fixed(value: float, digits: int) -> str:
+    """`value` to `digits` decimals, halves rounded up: the same arithmetic as the labextension's
+    `fixed` (Python's own format rounds 1.25 to 1.2, JavaScript's toFixed to 1.3)."""
+    scale = 10**digits
+    return f"{math.floor(value * scale + 0.5) / scale:.{digits}f}"
 
 
 def _token_words(tokens_in: int | None, tokens_out: int | None) -> list[str]:
+    w = USAGE_WORDS
     if tokens_in is None and tokens_out is None:
-        return ["tokens not reported"]
-    return [f"{tokens_in:,} tokens in" if tokens_in is not None else "tokens in not reported",
-            f"{tokens_out:,} out" if tokens_out is not None else "out not reported"]
+        return [w["not_reported"]]
+    return [w["tokens_in"].format(n=f"{tokens_in:,}") if tokens_in is not None else w["in_not_reported"],
+            w["tokens_out"].format(n=f"{tokens_out:,}") if tokens_out is not None else w["out_not_reported"]]
 
 
 def summarize_args(args: Any) -> str:

@@ -59,7 +59,7 @@ def summed_usage(usages: list[UsageRow]) -> UsageRow:
         id=last.id, model=last.model,
         input_tokens=_sum([u.input_tokens for u in usages]), output_tokens=_sum([u.output_tokens for u in usages]),
         cached_tokens=_sum([u.cached_tokens for u in usages]), duration_s=_sum([u.duration_s for u in usages]),
-        cost_usd=None if None in costs else _sum(costs),
+        cost_usd=None if None in costs else _sum(costs), our_count=any(u.our_count for u in usages),
     )
 
 

@@ -387,6 +387,7 @@ class TranscriptFold:
             id=row_id(self.run_id, "usage"), input_tokens=_int(p.get("input_tokens")),
             output_tokens=_int(p.get("output_tokens")), cached_tokens=_int(p.get("cached_tokens")),
             cost_usd=_number(p.get("cost_usd")), duration_s=_number(p.get("duration_s")), model=_text(p.get("model")),
+            our_count=p.get("our_count") is True,
         )
         if self._usage is None:
             self._usage = usage

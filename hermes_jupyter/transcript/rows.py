@@ -92,6 +92,8 @@ class UsageRow(_Row, tag="usage", kw_only=True):
     cost_usd: float | None = None
     duration_s: float | None = None
     model: str | None = None
+    #: The counts are the backend's own (the demo agent counts words), not a provider's report.
+    our_count: bool = False
 
 
 class NoteRow(_Row, tag="note", kw_only=True):

@@ -39,3 +39,16 @@ def test_a_continued_answer_sums_the_usage_of_its_parts_where_reported() -> None
     b = Transcript(run_id="b", session_id=SID, status="completed", rows=[second], continues="a")
     whole = whole_answer(b, {"a": a}.get)
     assert [r for r in whole.rows if isinstance(r, UsageRow)] == [total]
+
+
+def test_counts_the_backend_made_up_say_so_and_halves_round_as_in_the_labextension() -> None:
+    from hermes_jupyter.agents.usage import usage_payload
+
+    payload = usage_payload({"input_tokens": 3, "output_tokens": 4, "our_count": True}, duration_s=1.25, model="demo")
+    row = _usage(**payload)
+    assert row.our_count is True
+    assert usage_words(row) == "demo · 3 tokens in · 4 out (our count) · 1.3 s"  # 1.25 → 1.3, as toFixed does
+    assert "our_count" not in usage_payload({"our_count": True}, duration_s=1.0, model=None)  # nothing counted
+    assert not _usage(input_tokens=3, output_tokens=4).our_count  # a provider's report
+    both = summed_usage([row, UsageRow(id="b", input_tokens=1, output_tokens=1)])
+    assert both.our_count  # part of the sum is ours

@@ -45,8 +45,8 @@ test('a pending question shows its choices, disabled until a view can answer', (
 
 test('usage is one quiet line; notes keep their level', () => {
   const usage = html(<UsageFooter row={{ kind: 'usage', id: 'r:usage', input_tokens: 1200, output_tokens: 30,
-    cached_tokens: null, cost_usd: 0.0012, duration_s: 2.5, model: 'm1' }} />);
-  assert.match(usage, /m1 · 1\.2k in · 30 out · \$0\.0012 · 2\.5 s/);
+    cached_tokens: null, cost_usd: 0.0012, duration_s: 2.5, model: 'm1', our_count: false }} />);
+  assert.match(usage, /m1 · 1,200 tokens in · 30 out · 2\.5 s · \$0\.0012/);
   const note = html(<Note row={{ kind: 'note', id: 'r:note:3', variant: 'compaction', level: 'info', text: 'Compacted.' }} />);
   assert.match(note, /data-variant="compaction"[^]*Compacted\./);
 });

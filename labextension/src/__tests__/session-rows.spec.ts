@@ -77,7 +77,7 @@ test("a run seen to settle shows the server's rows in place of its stored reply 
     { kind: 'plan' as const, id: 'r1:plan', items: [{ text: 'a', status: 'completed' as const }] },
     { kind: 'assistant' as const, id: 'r1:a:0', text: 'Done.' },
     { kind: 'usage' as const, id: 'r1:usage', input_tokens: 1, output_tokens: 2, cached_tokens: null,
-      cost_usd: null, duration_s: null, model: null }
+      cost_usd: null, duration_s: null, model: null, our_count: false }
   ];
   const rows = sessionRows(stored, new Map([['r1', verdict]]));
   assert.deepEqual(rows.map(r => r.id), ['s:s:0', 'r1:plan', 'r1:a:0', 'r1:usage', 's:s:2', 's:s:3']);

@@ -78,6 +78,21 @@ export const ANSWER_WORDS = {
 
 export const EXPIRED_REASON = 'expired';
 
+/** A turn's usage footer, part by part (wording.USAGE_WORDS; the labextension's usageWords). */
+export const USAGE_WORDS = {
+  notReported: 'tokens not reported',
+  tokensIn: '{n} tokens in',
+  inNotReported: 'tokens in not reported',
+  tokensOut: '{n} out',
+  outNotReported: 'out not reported',
+  ourCount: '(our count)',
+  cached: '{n} cached',
+  duration: '{s} s',
+  cost: '${usd}'
+} as const;
+
+export const USAGE_JOIN = ' · ';
+
 export type AnsweredByKind = 'person' | 'timeout' | 'policy';
 export type ToolStatus = 'running' | 'done' | 'error';
 export type CardStatus = 'pending' | 'resolved';
@@ -162,6 +177,7 @@ export interface IUsageRow {
   cost_usd: number | null;
   duration_s: number | null;
   model: string | null;
+  our_count: boolean;
 }
 
 export interface INoteRow {

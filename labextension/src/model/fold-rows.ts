@@ -163,7 +163,8 @@ export function usageRow(runId: string, p: Payload): IUsageRow {
     cached_tokens: int(p.cached_tokens),
     cost_usd: num(p.cost_usd),
     duration_s: num(p.duration_s),
-    model: text(p.model)
+    model: text(p.model),
+    our_count: p.our_count === true
   };
 }
 
