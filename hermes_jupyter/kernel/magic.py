@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from .client import HermesApiError, HermesClient, RunStream, ServerInfo, StreamLost, find_server
+from .parts import earlier_parts
 from .view import LiveCell
 
 USAGE = """\
@@ -318,6 +319,8 @@ class HermesMagics(Magics):
         """Stream a started (or queued) run into this cell, the magic's one way to show a run."""
         run_id = str(started["run_id"])
         cell = LiveCell(session_id, run_id, base_path=urlsplit(self.client.server.url).path or "/")
+        if started.get("continues"):  # live as it ends: the whole answer, every part
+            cell.output.earlier = earlier_parts(self.client, session_id, str(started["continues"]))
         self.last_cell = cell
         cell.show(queued=bool(started.get("queued")))
         if started.get("queued") and not self._wait_queued(cell, run_id):

@@ -13,10 +13,13 @@ import math
 import re
 from typing import Any, Callable, Final, Iterable, Mapping, NotRequired, TypedDict
 
+from msgspec.structs import replace
+
 from ..events import JournalRow
 from ..fences import fence_for, longest_run
 from ..wording import USAGE_JOIN, USAGE_WORDS, answer_words
 from ..transcript import FINAL_STATUSES, Transcript, TranscriptFold, Verdict
+from ..transcript.chain import whole_answer
 from ..transcript.rows import (
     ApprovalRow,
     AssistantRow,
@@ -80,6 +83,9 @@ class RunOutput:
         self.session_id = session_id
         self.run_id = run_id
         self._fold = TranscriptFold(run_id, session_id)
+        #: The parts a continuation goes on from (kernel/parts.py): shown before its own rows, as the
+        #: server's bundle shows the whole answer once it ended.
+        self.earlier: list[Transcript] = []
 
     @property
     def seq(self) -> int:
@@ -102,7 +108,12 @@ class RunOutput:
         """The run so far. A terminal row decides how it ended; else `status="interrupted"` closes a dead
         run with the interrupted marker for `cause`, and anything else leaves it running."""
         verdict = Verdict(cause=cause) if status == "interrupted" and self.terminal is None else None
-        return self._fold.snapshot(verdict)
+        own = self._fold.snapshot(verdict)
+        if not self.earlier:
+            return own
+        if own.continues is None:  # shown before its first row (which names the part it continues) arrived
+            own = replace(own, continues=self.earlier[-1].run_id)
+        return whole_answer(own, {part.run_id: part for part in self.earlier}.get)
 
 
 def fold_rows(

@@ -21,6 +21,8 @@ def test_hermes_continue_after_a_kernel_interrupt_finishes_the_count_in_its_cell
     nb = hermes_notebook(f"count to {N}")
     nb.cells.append(new_code_cell("%hermes continue"))
 
+    live: list[dict[str, Any]] = []
+
     async def run() -> str:
         async with own_kernel(nb, slow_server) as client:
             await client.async_execute_cell(nb.cells[0], 0)
@@ -28,10 +30,19 @@ def test_hermes_continue_after_a_kernel_interrupt_finishes_the_count_in_its_cell
             ref = await wait_for_seq(client, 1, 10)
             await client.km.interrupt_kernel()
             await task
-            await client.async_execute_cell(nb.cells[2], 2)
+            task = asyncio.ensure_future(client.async_execute_cell(nb.cells[2], 2))
+            while not task.done():  # what the cell shows while the continuation streams
+                outs = hermes_outputs(nb.cells[2])
+                if outs and outs[-1]["data"][RUN_MIME]["status"] == "running" and not live:
+                    live.append(dict(outs[-1]["data"]))
+                await asyncio.sleep(0.02)
+            await task
             return str(ref["run_id"])
 
     first = asyncio.run(run())
+    assert live, "the continuation's live output was never seen"
+    streaming = live[0]["text/markdown"]  # live as it ends: the first part and its marker come first
+    assert streaming.startswith("1 2 3") and "**Task cancelled.**" in streaming
     assert slow_server.api("GET", f"runs/{first}")["status"] == "cancelled"
     outputs: list[dict[str, Any]] = nb.cells[2].outputs
     assert [o["output_type"] for o in outputs] == ["display_data"], outputs  # no error, no printed refusal

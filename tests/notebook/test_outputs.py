@@ -191,3 +191,26 @@ def test_a_cut_inside_a_code_block_or_reasoning_is_closed_before_the_note(hermes
 def test_ordinary_answer_is_not_shortened(hermes_core: Core) -> None:
     bundle = final_bundle(fold_rows(_rows(hermes_core, tool_events() + [DONE]), "s1", "r1"))
     assert SHORTENED_NOTE not in bundle["text/markdown"] and SHORTENED_NOTE not in bundle["text/plain"]
+
+
+def test_a_continuation_shows_the_parts_it_continues_live_as_once_it_ended() -> None:
+    """`%hermes continue` live: the earlier part and its marker first, before and after the first row."""
+    from hermes_jupyter import events as ev
+    from hermes_jupyter.notebook.outputs import RunOutput, final_bundle, live_bundle
+    from hermes_jupyter.transcript.chain import whole_answer
+
+    from ..transcript.test_fold import rows
+
+    first = RunOutput("s", "a")
+    first.feed(rows((ev.TOKEN, {"text": "1 2 3"}), (ev.CANCEL, {"message": "Cancelled by user"})))
+    part = first.snapshot()
+    cont = RunOutput("s", "b")
+    cont.earlier = [part]
+    assert live_bundle(cont.snapshot())["text/markdown"].startswith("1 2 3")  # shown before any row arrived
+    cont.feed([r for r in rows((ev.CONTINUATION, {"continues": "a"}), (ev.TOKEN, {"text": " 4 5"}))])
+    live = live_bundle(cont.snapshot())["text/markdown"]
+    assert live.startswith("1 2 3") and "**Task cancelled.**" in live and "\n\n4 5" in live
+    alone = RunOutput("s", "b")
+    alone.feed(rows((ev.CONTINUATION, {"continues": "a"}), (ev.TOKEN, {"text": " 4 5"}), (ev.DONE, {})))
+    cont.feed(rows((ev.CONTINUATION, {"continues": "a"}), (ev.TOKEN, {"text": " 4 5"}), (ev.DONE, {})))
+    assert final_bundle(cont.snapshot()) == final_bundle(whole_answer(alone.snapshot(), {"a": part}.get))

@@ -70,7 +70,24 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
       follower.changed.connect(this._onFollowerChanged, this);
       this._onFollowerChanged(follower); // a shared follower may have ended already
     }
+    this._followParts(payload);
     this.update();
+  }
+
+  /**
+   * A live continuation shows the part it continues first, as the server's bundle does once it
+   * ended (transcript/chain.py): one rendering of the answer, live and final alike.
+   */
+  private _followParts(payload: IRunOutputPayload | null): void {
+    const live = !!payload?.continues && !isFinalStatus(payload.status);
+    if (live && !this._earlier) {
+      this._parts = this._options.followers.acquire(payload!.continues!, false);
+      this._parts.changed.connect(this.update, this);
+    } else if (!live && this._parts) {
+      this._parts.changed.disconnect(this.update, this);
+      this._options.followers.release(this._parts);
+      this._parts = null;
+    }
   }
 
   dispose(): void {
@@ -78,6 +95,7 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
       this._options.followers.rememberView(this._follower.runId, this.node.innerHTML);
     }
     this._setFollower(null);
+    this._followParts(null);
     this._earlier?.dispose();
     this._earlier = null;
     super.dispose();
@@ -90,7 +108,7 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
         payload={this._payload}
         savedMarkdown={this._saved}
         rendermime={this._options.rendermime}
-        earlier={this._earlier}
+        earlier={this._earlier ?? this._parts}
         onContinue={() => this._continue()}
       />
     );
@@ -145,6 +163,7 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
     }
     const started = await this._options.client.continueSession(sessionId);
     const bundle = await this._options.client.getRunBundle(started.run_id);
+    this._followParts(null);
     this._earlier?.dispose();
     this._earlier = this._follower;
     this._follower = null; // kept as `_earlier`, not disposed
@@ -165,4 +184,6 @@ export class RunOutputRenderer extends ReactWidget implements IRenderMime.IRende
   private _writing = false;
   private _follower: RunFollower | null = null;
   private _earlier: RunFollower | null = null;
+  /** The part a live continuation continues (shown first while it streams). */
+  private _parts: RunFollower | null = null;
 }

@@ -38,7 +38,9 @@ export function RunView(props: IRunViewProps): JSX.Element {
   const { follower, rendermime, savedMarkdown, payload, earlier } = props;
   useSignal(follower?.changed ?? null);
   const state = follower?.state ?? 'failed';
-  const rows = [...(earlier?.transcript.rows ?? []), ...(follower?.transcript.rows ?? [])];
+  // The earlier part's usage is summed into the answer's one footer when it ends (the server's bundle).
+  const before = (earlier?.transcript.rows ?? []).filter(row => row.kind !== 'usage');
+  const rows = [...before, ...(follower?.transcript.rows ?? [])];
   const ended = !!follower && state === 'ended';
   const status = ended ? follower.status : state === 'failed' ? (payload?.status ?? 'completed') : 'running';
   // A settled continuation's saved bundle is the server's whole answer; its own rows are only the last part.
