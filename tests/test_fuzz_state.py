@@ -198,3 +198,66 @@ def test_any_planted_journal_rows_never_break_the_repair_of_a_pending_turn(data:
         assert repaired.pending_user_message is None, "the dead turn is settled whatever its journal holds"
         assert repaired.messages[0]["content"] == "count to 6"
         assert_keep_intact(state)
+
+
+# -- file kinds: what is planted need not be a file at all (docs/journal.md, "Hostile files") ---------------
+FILE_KINDS = ["fifo", "folder", "link", "sparse", "bytes"]
+#: Sizes just over each default cap (fsio.ReadCaps): sparse files, so they cost no disk.
+OVER_CAP = {"sidecar": (256 << 20) + 1, "index": (128 << 20) + 1, "journal": (8 << 20) + 1, "sealed": (8 << 20) + 1}
+
+
+def plant(path: Path, kind: str, content: bytes, over_cap: int) -> None:
+    """Put a file of `kind` at `path`: a FIFO, a folder, a link to a file elsewhere, a sparse file over
+    its cap, or plain bytes (replacing whatever is there)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if os.path.lexists(path):
+        os.unlink(path)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+        (path / "inside").write_bytes(content)
+    elif kind == "link":
+        target = path.parent.parent / f"elsewhere-{path.name}"
+        target.write_bytes(content)
+        path.symlink_to(target)
+    else:
+        path.write_bytes(content)
+        if kind == "sparse":
+            os.truncate(path, over_cap)
+
+
+def release(path: Path) -> None:
+    """A FIFO gets a writer for a moment, so a reader a regression left blocked ends (the test still fails)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+
+
+@FUZZ
+@given(where=st.sampled_from(sorted(OVER_CAP)), kind=st.sampled_from(FILE_KINDS), content=st.binary(max_size=64))
+def test_any_kind_of_file_planted_anywhere_never_blocks_nor_breaks_reading(where: str, kind: str, content: bytes) -> None:
+    from .test_hostile_files import within
+
+    for state in fresh_state():
+        pending = Session(session_id="pending", title="p", active_stream_id="r1", pending_user_message="count to 3",
+                          pending_started_at=1.0)
+        state.core.store.save(pending)
+        state.core.store.flush_index()
+        live = state.core.journals.path("pending", "r1")
+        path = {"sidecar": state.sidecar("planted"), "index": state.core.store.root / INDEX_NAME,
+                "journal": live, "sealed": live.with_name(live.name + ".gz")}[where]
+        plant(path, kind, content, OVER_CAP[where])
+        try:
+            core = state.restarted()
+            assert within(lambda: read_everything(core, ["planted", "pending", "keep"]), 20) == []
+            for call in (lambda: core.journals.read("pending", "r1"), lambda: core.journals.summary("pending", "r1")):
+                try:
+                    within(call, 20)
+                except Exception as exc:  # noqa: BLE001 - a plain 4xx is the answer wanted
+                    error = mapped(exc)
+                    assert error is not None and error.status_code < 500, f"{type(exc).__name__}: {exc}"
+            assert_keep_intact(state)
+        finally:
+            release(path)
