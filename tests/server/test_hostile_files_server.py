@@ -129,9 +129,9 @@ def test_a_linked_state_folder_is_refused_at_start_with_a_plain_message_and_neve
         body = answer.json()
         assert f"'{folder}' is a link" in body["message"] and "restart" in body["message"], body
         assert str(elsewhere) not in answer.text, "the layout of the server stays in the log"
-    stream = httpx.get(server.url + "hermes/api/runs/r1/stream", headers={"Authorization": f"token {server.token}"},
-                       timeout=REQUEST_S)
-    assert stream.status_code in (400, 503), stream.text  # no upgrade asked for: either refusal is plain
+    with pytest.raises(HTTPClientError) as refused:  # the WebSocket: refused before its upgrade, in the same words
+        asyncio.run(asyncio.wait_for(server.open_stream("r1"), REQUEST_S))
+    assert refused.value.code == 503 and "is a link" in json.loads(refused.value.response.body)["message"]
     assert server.signal(signal.SIGTERM, timeout_s=30) == 0
     log = server.log()
     assert any(line.startswith("[E ") and "HermesJupyter" in line and f"{folder} is a symbolic link" in line
