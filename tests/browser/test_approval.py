@@ -44,8 +44,9 @@ def assert_answered(lab: LabPage, root: str) -> None:
     lab.page.locator(f"{approval(root)}[data-state=resolved] [data-testid=hermes-approval][data-choice=allow_once]"
                      ).wait_for(state="attached", timeout=30_000)
     assert lab.page.locator(f"{root} [data-testid=hermes-tool-card][data-state=running]").count() == 0
-    said = lab.page.locator(f"{approval(root)} [data-testid=hermes-approval][data-answered-by=person]").inner_text()
-    assert said.startswith("Allowed once by "), said  # who answered (wording.answer_words)
+    # text_content: the answer sits in the card's fold, which may be closed (inner_text of a closed fold is "")
+    said = lab.page.locator(f"{approval(root)} [data-testid=hermes-approval][data-answered-by=person]").text_content()
+    assert said and said.startswith("Allowed once by "), said  # who answered (wording.answer_words)
 
 
 def test_approved_tool_card_is_done_in_the_sidebar_and_a_second_tab(
