@@ -7,6 +7,7 @@ HTTP, SSE parsing, JSON decoding, emitting. Also measured: time to first token a
 long `interrupt` takes to end a turn that is mid-stream.
 
     .venv/bin/python benchmarks/bench_openai_backend.py [--tokens 2000] [--repeats 5]
+    .venv/bin/python benchmarks/bench_openai_backend.py --local-model [--repeats 15]   # bench_openai_local.py
 """
 
 from __future__ import annotations
@@ -105,7 +106,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+    parser.add_argument("--local-model", action="store_true",
+                        help="first-token overhead and tokens/s against a direct request to the real local model")
+    args, rest = parser.parse_known_args()
+    if args.local_model:
+        import bench_openai_local
+
+        sys.argv = [sys.argv[0], "--repeats", str(args.repeats), *rest]
+        bench_openai_local.main()
+        return
     stub = subprocess.Popen(
         [sys.executable, "-m", "tests.fakes.openai_stub_server"], cwd=ROOT, stdout=subprocess.PIPE, text=True
     )
