@@ -35,6 +35,7 @@ export class ChatModel implements IDisposable {
     this._client = options.client;
     this._createWithFirstTurn = options.createWithFirstTurn;
     this._onActivity = options.onActivity ?? (() => undefined);
+    this._client.reconnected.connect(this._onReconnected, this);
   }
 
   get changed(): ISignal<this, void> {
@@ -304,6 +305,7 @@ export class ChatModel implements IDisposable {
     }
     this._disposed = true;
     this._setFollower(null);
+    this._client.reconnected.disconnect(this._onReconnected, this);
     Signal.clearData(this);
   }
 
@@ -406,6 +408,14 @@ export class ChatModel implements IDisposable {
       this._pending = null;
     }
     this._rows = null;
+  }
+
+  /** The server is back: a "cannot be reached" is no longer true, and the session may have moved on. */
+  private _onReconnected(): void {
+    if (this._error?.offline) {
+      this._error = null;
+      void this.reload();
+    }
   }
 
   private _fail(error: unknown): void {

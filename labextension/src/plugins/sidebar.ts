@@ -2,8 +2,10 @@
  * The chat sidebar plugin: session list, transcript and composer in the left area.
  *
  * "Open Hermes Chat" (Accel Shift A, in the command palette) shows the panel
- * and puts the caret in the composer. In Notebook 7, whose side panels stay
- * hidden until asked for, a notebook page opens with the panel shown.
+ * and puts the caret in the composer; pressed while the caret is in the sidebar,
+ * it gives it back to the notebook, as Escape in an idle composer does
+ * (sidebar-focus.ts). In Notebook 7, whose side panels stay hidden until asked
+ * for, a notebook page opens with the panel shown.
  */
 import {
   ILayoutRestorer,
@@ -23,6 +25,7 @@ import { followNotebookSession } from '../model/notebook-session';
 import { SessionsModel } from '../model/sessions';
 import { IHermesChat } from '../tokens';
 import { SidebarPanel } from '../widgets/sidebar-panel';
+import { focusComposer, focusNotebook, sidebarHasFocus } from './sidebar-focus';
 
 export namespace CommandIDs {
   export const open = 'hermes-jupyter:open-sidebar';
@@ -63,12 +66,17 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IHermesChat> = {
     restorer?.add(panel, panel.id);
 
     const show = () => showPanel(app, panel.id);
+    const own = [CommandIDs.open, CommandIDs.newSession];
+    panel.onLeave = () => void focusNotebook(app, notebooks);
     app.commands.addCommand(CommandIDs.open, {
       label: 'Open Hermes Chat',
-      caption: 'Show the Hermes chat and put the cursor in its message box',
+      caption: 'Show the Hermes chat and put the cursor in its message box (again: back to the notebook)',
       execute: () => {
+        if (sidebarHasFocus(panel.node) && panel.isVisible && focusNotebook(app, notebooks)) {
+          return;
+        }
         show();
-        focusComposer(panel.node, app.commands);
+        focusComposer(panel.node, app.commands, own);
       }
     });
     app.commands.addCommand(CommandIDs.newSession, {
@@ -76,7 +84,7 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IHermesChat> = {
       execute: async () => {
         show();
         await panel.newSession();
-        focusComposer(panel.node, app.commands);
+        focusComposer(panel.node, app.commands, own);
       }
     });
     if (PageConfig.getOption('notebookPage') === 'notebooks') {
@@ -115,48 +123,4 @@ function showPanel(app: JupyterFrontEnd, id: string): void {
   } else {
     app.shell.activateById(id);
   }
-}
-
-/** How long (ms) the shortcut keeps the caret in the composer while the panel settles. */
-const FOCUS_MS = 5000;
-
-/**
- * Once the panel is laid out (it may just have been shown), give the composer the focus, and keep
- * it there while the panel settles: the chat may re-render the composer while its sessions load
- * (the focus drops to the page body), and on a slow machine the shell may still be acting on an
- * earlier click (activating the main area focuses it) after the composer had the caret. So until
- * `until`, any other holder of the focus gives it back, unless the person chose otherwise: a click
- * or a key press elsewhere, or any other command run meanwhile (the palette, say), ends it at once.
- */
-function focusComposer(node: HTMLElement, commands: JupyterFrontEnd['commands'], until = Date.now() + FOCUS_MS): void {
-  const input = () => node.querySelector<HTMLTextAreaElement>('.jp-HermesComposer-input');
-  let userMoved = false;
-  const onUser = (event: Event) => {
-    const target = event.target;
-    if (!(target instanceof Node) || !input()?.contains(target)) {
-      userMoved = true;
-    }
-  };
-  const onCommand = (_: unknown, args: { id: string }) => {
-    if (args.id !== CommandIDs.open && args.id !== CommandIDs.newSession) {
-      userMoved = true;
-    }
-  };
-  document.addEventListener('pointerdown', onUser, true);
-  document.addEventListener('keydown', onUser, true);
-  commands.commandExecuted.connect(onCommand);
-  const tick = () => {
-    const box = input();
-    if (userMoved || Date.now() >= until) {
-      document.removeEventListener('pointerdown', onUser, true);
-      document.removeEventListener('keydown', onUser, true);
-      commands.commandExecuted.disconnect(onCommand);
-      return;
-    }
-    if (box && document.activeElement !== box) {
-      box.focus();
-    }
-    requestAnimationFrame(tick);
-  };
-  requestAnimationFrame(tick);
 }

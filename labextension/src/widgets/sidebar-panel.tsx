@@ -29,6 +29,9 @@ export class SidebarPanel extends ReactWidget {
     this.title.caption = 'Hermes';
   }
 
+  /** Escape in an idle composer (the plugin gives the focus back to the notebook). */
+  onLeave: (() => void) | null = null;
+
   /** Create a session and open it. */
   async newSession(): Promise<void> {
     try {
@@ -59,6 +62,7 @@ export class SidebarPanel extends ReactWidget {
         onDelete={sid => void this._delete(sid)}
         notebook={this.notebook}
         onBind={(sid, notebook) => void this._bind(sid, notebook)}
+        onLeave={() => this.onLeave?.()}
       />
     );
   }

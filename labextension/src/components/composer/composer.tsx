@@ -4,7 +4,8 @@
  * queues the message behind the running turn, Steer (when the backend can)
  * hands it to that turn, and Stop stops it.
  * Keyboard: ArrowUp in an empty box recalls the prompts sent before (ArrowDown
- * goes back), Escape stops the running turn.
+ * goes back), Escape stops the running turn, or, when none runs, gives the focus
+ * back to the notebook (docs/sidebar.md).
  */
 import React, { useRef, useState } from 'react';
 
@@ -25,6 +26,8 @@ export interface IComposerProps {
   onStop: () => void;
   onRetry: () => void;
   onUndo: () => void;
+  /** Escape while no turn runs: leave the composer (the sidebar gives the focus back to the notebook). */
+  onLeave?: () => void;
   /** What the next message carries (chips above the box). */
   attachments?: AttachmentsModel;
 }
@@ -59,10 +62,10 @@ export function Composer(props: IComposerProps): JSX.Element {
     if (event.key === 'Enter' && !event.shiftKey) {
       event.preventDefault();
       void send();
-    } else if (event.key === 'Escape' && streaming) {
+    } else if (event.key === 'Escape' && (streaming || props.onLeave)) {
       event.preventDefault();
       event.stopPropagation();
-      props.onStop();
+      (streaming ? props.onStop : props.onLeave!)();
     } else if (event.key === 'ArrowUp' || event.key === 'ArrowDown') {
       const recalled =
         event.key === 'ArrowUp' ? history.older(text) : history.newer(text);

@@ -1,16 +1,19 @@
 /**
- * The open session: status line, recovery banner, errors, transcript, composer.
+ * The open session: status line, the sidebar's one notice (model/notice.ts), transcript, composer.
  */
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import React from 'react';
 
 import { ChatModel } from '../../model/chat';
+import { pickNotice } from '../../model/notice';
+import { SessionsModel } from '../../model/sessions';
 import { CardActions } from '../cards/card-actions';
 import { TranscriptView } from '../messages/transcript-view';
 import { Composer } from '../composer/composer';
 import { ModelPicker } from '../composer/model-picker';
 import { useSignal } from '../use-signal';
 import { AllowedAlways } from './allowed-always';
+import { Notice } from './notice';
 import { QueuedList } from './queued-list';
 
 const STATUS_TEXT: { [status: string]: string } = {
@@ -22,9 +25,19 @@ const STATUS_TEXT: { [status: string]: string } = {
 export function ChatPanel(props: {
   model: ChatModel;
   rendermime: IRenderMimeRegistry;
+  /** The session list, whose failures share the one notice. */
+  sessions?: SessionsModel;
+  /** Escape in an idle composer: give the focus back to the notebook. */
+  onLeave?: () => void;
 }): JSX.Element {
-  const { model, rendermime } = props;
+  const { model, rendermime, sessions } = props;
   useSignal(model.changed);
+  useSignal(sessions?.changed ?? null);
+  const notice = pickNotice({
+    sessions: sessions?.error ?? null,
+    chat: model.error,
+    recovered: model.showRecoveryBanner
+  });
   const status = model.status;
   const streaming = status === 'streaming' || status === 'reconnecting';
   const canEdit = !!model.session && (model.session.messages ?? []).length > 0;
@@ -32,42 +45,9 @@ export function ChatPanel(props: {
   return (
     <div className="jp-HermesChat" data-testid="hermes-chat" data-status={status}>
       <div className="jp-HermesChat-status" data-testid="hermes-status" data-status={status}>
-        {STATUS_TEXT[status] ?? ''}
+        {notice?.kind === 'offline' ? '' : (STATUS_TEXT[status] ?? '')}
       </div>
-      {model.showRecoveryBanner && (
-        <div className="jp-HermesBanner" data-testid="hermes-recovery-banner" role="alert">
-          <span>
-            The Jupyter server restarted while a turn was running. What the run
-            journal held was recovered; the interrupted turn did not continue.
-          </span>
-          <button
-            className="jp-HermesIconButton"
-            data-testid="hermes-banner-dismiss"
-            title="Dismiss"
-            onClick={() => model.dismissBanner()}
-          >
-            ✕
-          </button>
-        </div>
-      )}
-      {model.error && (
-        <div className="jp-HermesError" data-testid="hermes-error" role="alert">
-          <span>
-            {model.error.text}
-            <details className="jp-HermesError-details">
-              <summary>Details</summary>
-              {model.error.details}
-            </details>
-          </span>
-          <button
-            className="jp-HermesIconButton"
-            title="Dismiss"
-            onClick={() => model.clearError()}
-          >
-            ✕
-          </button>
-        </div>
-      )}
+      <Notice notice={notice} onDismiss={what => (what === 'error' ? model.clearError() : model.dismissBanner())} />
       {status === 'empty' ? (
         <div className="jp-HermesChat-empty">
           Start a new session, or just type a message below.
@@ -99,6 +79,7 @@ export function ChatPanel(props: {
         onStop={() => void model.stop()}
         onRetry={() => void model.retry()}
         onUndo={() => void model.undo()}
+        onLeave={props.onLeave}
         attachments={model.attachments}
       />
       <AllowedAlways client={model.client} />

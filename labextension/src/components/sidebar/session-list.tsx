@@ -1,6 +1,7 @@
 /**
  * The session list, newest first, with a New button and, when the server has
- * more, a button that reads the next page of older sessions.
+ * more, a button that reads the next page of older sessions. A failed read is said by the
+ * sidebar's one notice (model/notice.ts), not here.
  */
 import React from 'react';
 
@@ -34,11 +35,6 @@ export function SessionList(props: ISessionListProps): JSX.Element {
           New
         </button>
       </div>
-      {model.error && (
-        <div className="jp-HermesSessions-error" data-testid="hermes-sessions-error" title={model.error.details}>
-          {model.error.text}
-        </div>
-      )}
       <ul className="jp-HermesSessions-list" data-testid="hermes-session-list" aria-label="Hermes sessions">
         {groups.map(group => (
           <React.Fragment key={`group:${group.notebook}`}>

@@ -20,6 +20,8 @@ export interface ISidebarProps {
   onDelete: (sid: string) => void;
   notebook: ActiveNotebook;
   onBind: (sid: string, notebook: INotebookRef) => void;
+  /** Escape in an idle composer: give the focus back to the notebook. */
+  onLeave?: () => void;
 }
 
 export function Sidebar(props: ISidebarProps): JSX.Element {
@@ -32,7 +34,7 @@ export function Sidebar(props: ISidebarProps): JSX.Element {
         onDelete={props.onDelete}
       />
       <BindingBar sessions={props.sessions} notebook={props.notebook} onBind={props.onBind} />
-      <ChatPanel model={props.chat} rendermime={props.rendermime} />
+      <ChatPanel model={props.chat} rendermime={props.rendermime} sessions={props.sessions} onLeave={props.onLeave} />
     </div>
   );
 }
