@@ -121,4 +121,5 @@ def test_a_pending_question_gives_the_widget_its_choices_and_an_answered_one_sho
     answered.feed(rows)
     cards = [c for s in view_state(answered.snapshot("completed"))["segments"] for c in s["tools"] if c["name"] == "question"]
     assert [c["status"] for c in cards] == ["done", "done"]
-    assert "answer: yes" in cards[0]["preview"] and "not answered" in cards[1]["preview"]
+    # the answer with who gave it (wording.answer_words); the fixture's answer names no user
+    assert "Answered: yes" in cards[0]["preview"] and "Not answered" in cards[1]["preview"]
