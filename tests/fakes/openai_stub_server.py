@@ -16,6 +16,7 @@ The reply is chosen by the last user message (first match wins):
 | `think` / `ponder`                | `reasoning_content` / `reasoning` deltas, then text       |
 | `use two tools`                   | two parallel `list_files` calls                           |
 | `use the NAME tool with {json}`   | one call of NAME with those arguments                     |
+| `use these tools in turn: [json]` | one call per round, from a list of `[NAME, {args}]`       |
 | `use a tool` (+ `N times`)        | one `list_files {"path": "."}` call (in N rounds)         |
 | anything else                     | `Hello from the stub model.`                              |
 
@@ -81,12 +82,27 @@ def choose_reply(body: dict[str, Any]) -> Reply:
     lowered = prompt.lower()
     slow = "slowly" in lowered
     tool_results = [_text(m.get("content")) for m in messages[last_user + 1 :] if m.get("role") == "tool"]
+    if (in_turn := _in_turn(prompt)) is not None:
+        if len(tool_results) < len(in_turn):
+            return _tool_reply([in_turn[len(tool_results)]], slow)
     rounds = _ROUNDS_RE.search(lowered)
     if rounds and len(tool_results) < int(rounds.group(1)):
         return _tool_reply([("list_files", {"path": "."})], slow)
     if tool_results:
         return Reply(_text_deltas("Tool result: " + " | ".join(tool_results)), slow=slow)
     return _reply_for_prompt(prompt, lowered, slow)
+
+
+def _in_turn(prompt: str) -> list[tuple[str, dict[str, Any]]] | None:
+    """The calls of `use these tools in turn: [[NAME, {args}], …]`, or None."""
+    marker = "use these tools in turn:"
+    if marker not in prompt:
+        return None
+    try:
+        calls = json.loads(prompt[prompt.index(marker) + len(marker):])
+        return [(str(name), dict(args)) for name, args in calls]
+    except (ValueError, TypeError):
+        return None
 
 
 def _reply_for_prompt(prompt: str, lowered: str, slow: bool) -> Reply:
