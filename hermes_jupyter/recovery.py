@@ -28,6 +28,7 @@ import orjson
 
 from . import markers
 from .evidence import Evidence, read_evidence
+from .fsio import read_capped
 from .ids import is_valid_id
 from .journal import Journals
 from .journal.reader import gc_paused
@@ -292,15 +293,19 @@ def judge_dead_run(session: Session, run_id: str, process_started_at: float) -> 
     return Verdict()
 
 
+#: The largest Hermes core transcript recovery reads (a bigger one is left unread, with a warning).
+CORE_TRANSCRIPT_CAP = 64 << 20
+
+
 def _core_messages(path: Path | None) -> dict[str, Any] | None:
     """Hermes Agent's core transcript if it has messages (read only)."""
     if path is None:
         return None
-    try:
-        data = orjson.loads(path.read_bytes())
+    try:  # Hermes' own file: opened like ours (no link, no FIFO, a cap: docs/journal.md "Hostile files")
+        data = orjson.loads(read_capped(path, CORE_TRANSCRIPT_CAP))
     except FileNotFoundError:
         return None
-    except (OSError, orjson.JSONDecodeError) as exc:
+    except (OSError, orjson.JSONDecodeError) as exc:  # a link, a FIFO, over the cap, not JSON
         log.warning("core transcript %s is unreadable: %s", path, exc)
         return None
     if isinstance(data, dict) and isinstance(data.get("messages"), list) and data["messages"]:

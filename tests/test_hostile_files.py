@@ -299,3 +299,17 @@ def test_a_journal_line_of_100_mb_without_a_newline_is_a_torn_tail_read_in_bound
     out = run_limited(journals.root.parent, "journal")
     assert out == {"rows": [1, 2, 3], "malformed": 1, "page": [1, 2, 3], "summary": "CorruptJournal",
                    "append": "CorruptJournal"}
+
+
+def test_a_fifo_as_hermes_core_transcript_does_not_block_recovery(tmp_path: Path) -> None:
+    """Recovery reads Hermes' own core transcript ($HERMES_HOME/sessions) with the same safe open:
+    a FIFO there is skipped with a warning, and the stale turn is still repaired from its journal."""
+    from tests.hermes_fixtures import build_core, save_pending_session
+
+    core = build_core(tmp_path, process_started_at=10**10)  # every pending turn is from before this start
+    session = save_pending_session(core, "fifo_run", "Current question", started_at=1.0, session_id="fifo_sid",
+                                   messages=[])
+    core.append("fifo_sid", "fifo_run", "token", {"text": "partial"})
+    os.mkfifo(core.core_path("fifo_sid"))
+    assert within(lambda: core.recovery.repair_stale_pending(session)) is True
+    assert any("partial" in str(m.get("content")) for m in session.messages), session.messages

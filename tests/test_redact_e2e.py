@@ -173,3 +173,19 @@ async def test_a_key_from_hermes_config_echoed_by_the_model_is_masked(
     places = await _everything(api, hermes_state, sid, run_id)
     _assert_nowhere(HERMES_KEY, places)
     assert "configured with [redacted] as its key." in places["journal text"]
+
+
+def test_the_servers_own_redactor_knows_hermes_configured_keys(tmp_path: Path) -> None:
+    """The server's redactor (its log filter, every error it writes) masks Hermes' config keys too,
+    not only the runs of the hermes backend."""
+    from hermes_jupyter.redact import Redactor
+    from hermes_jupyter.server.app import HermesJupyter
+
+    home = tmp_path / "hermes_home"
+    home.mkdir()
+    (home / "config.yaml").write_text(f"model:\n  api_key: {HERMES_KEY}\n", encoding="utf-8")
+    hermes = types.SimpleNamespace(env={"HERMES_HOME": str(home)}, api_key=None)
+    hermes.known_secrets = types.MethodType(HermesAgent.known_secrets, hermes)
+    owner = types.SimpleNamespace(redactor=Redactor())
+    redactor = HermesJupyter._redactor(owner, {"hermes": hermes})  # type: ignore[arg-type]
+    assert redactor.text(f"upstream said {HERMES_KEY}") == "upstream said [redacted]"

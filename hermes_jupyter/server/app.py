@@ -187,8 +187,12 @@ class HermesJupyter(ExtensionApp):
             KernelWatcher(manager, self.kernel_restart_policy).listen(event_logger)
 
     def _redactor(self, backends: dict[str, AgentBackend]) -> Redactor:
-        """The server's redactor (environment secrets, server and kernel tokens) plus the backends' keys."""
-        keys = [getattr(b, "api_key", None) for b in backends.values()]
+        """The server's redactor (environment secrets, server and kernel tokens) plus the backends' keys,
+        Hermes' own configured keys included, so the log and every error mask them too."""
+        keys: list[object] = [getattr(b, "api_key", None) for b in backends.values()]
+        for backend in backends.values():
+            known = getattr(backend, "known_secrets", None)
+            keys.extend(known() if callable(known) else ())
         return self.redactor.with_values(k for k in keys if isinstance(k, str))
 
     def _build_backends(self, approvals: ApprovalBroker, clarify: ClarifyBroker) -> dict[str, AgentBackend]:
