@@ -28,7 +28,7 @@ CANCEL: Final = "cancel"
 APPERROR: Final = "apperror"
 STREAM_END: Final = "stream_end"
 ERROR: Final = "error"
-#: The first row of a run that continues an interrupted one: `{continues: <run_id>}` (CONTRACT §10).
+#: The first row of a run that continues an interrupted one: `{continues: <run_id>}` (docs/transcript.md, "Continue").
 CONTINUATION: Final = "continuation"
 
 #: Every event name, in the order the labextension's generated `EVENTS` lists them

@@ -77,7 +77,7 @@ class JupyterServerProcess:
         return self.log_path.read_text(errors="replace")
 
     def kernel_env(self) -> dict[str, str]:
-        """The environment for a kernel this server did not start (CONTRACT §8, first choice)."""
+        """The environment for a kernel this server did not start (docs/notebook.md, first choice)."""
         return {**self._env(), "HERMES_JUPYTER_URL": self.url, "HERMES_JUPYTER_TOKEN": TOKEN}
 
     def _env(self) -> dict[str, str]:

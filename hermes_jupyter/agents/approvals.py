@@ -23,7 +23,7 @@ from .base import EventSink
 log = logging.getLogger(__name__)
 
 APPROVAL_OPTIONS = ("allow_once", "deny")
-#: Every choice an approval may offer (CONTRACT §9); a backend offers the subset it honours.
+#: Every choice an approval may offer (docs/journal.md); a backend offers the subset it honours.
 APPROVAL_CHOICES = ("allow_once", "allow_session", "allow_always", "deny")
 
 

@@ -108,7 +108,7 @@ class TurnResult:
 class EventSink(Protocol):
     """Where a backend reports its events; `emit` is thread-safe and returns once the event is journaled.
 
-    Event names and payloads follow CONTRACT §4: `token {text}`, `reasoning {text}`,
+    Event names and payloads follow docs/journal.md: `token {text}`, `reasoning {text}`,
     `interim_assistant {text, already_streamed}`, `tool {tid, name, args, preview?}`,
     `tool_complete {tid, name, preview, duration, is_error}`, `approval {...}`,
     `plan {entries}`. Terminal events are the engine's to emit, never the backend's.

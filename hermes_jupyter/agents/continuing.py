@@ -1,4 +1,4 @@
-"""How a backend hands a model its own unfinished answer (CONTRACT §10), in one place for every backend.
+"""How a backend hands a model its own unfinished answer (docs/transcript.md, "Continue"), in one place for every backend.
 
 The model-facing history of a continued turn ends with the user's prompt and the
 answer so far. Chat APIs have no portable "go on from here" call, so the answer is

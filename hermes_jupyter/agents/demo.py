@@ -1,4 +1,4 @@
-"""The offline demo agent (CONTRACT §7): deterministic, no network, the default backend.
+"""The offline demo agent (docs/demo-agent.md): deterministic, no network, the default backend.
 
 It exists so that Binder, a laptop with no network and the tests all exercise
 the real run machinery (journal, fan-out, cancel, recovery) without a model.
@@ -75,7 +75,7 @@ def _words(text: str) -> Iterator[Step]:
 def demo_script(message: str, max_count: int, partial: str | None = None) -> Iterator[Step]:
     """The events the demo agent emits for a prompt, in order (without the terminal event).
 
-    `partial` is the answer so far of a turn being continued (CONTRACT §11): `count to N`
+    `partial` is the answer so far of a turn being continued (docs/demo-agent.md): `count to N`
     resumes from the last number in it + 1; any other prompt says there is nothing to add.
     """
     match = _COUNT_RE.search(message)

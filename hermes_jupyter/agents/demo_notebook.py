@@ -1,4 +1,4 @@
-"""The demo agent's `use the notebook` (CONTRACT §11): the notebook tools, called as a model calls them.
+"""The demo agent's `use the notebook` (docs/demo-agent.md): the notebook tools, called as a model calls them.
 
 The demo reads exactly what a model reads: it calls `list_variables`, then `inspect_variable`,
 through the turn's `ToolRegistry` (the one implementation the `openai` and `hermes` backends

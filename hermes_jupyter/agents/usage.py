@@ -1,4 +1,4 @@
-"""A turn's token usage as the `usage` event (CONTRACT §9), whichever backend counted it.
+"""A turn's token usage as the `usage` event (docs/journal.md), whichever backend counted it.
 
 Backends report usage in their provider's words (`prompt_tokens`, Hermes' `input_tokens`,
 `cache_read_tokens`, `estimated_cost_usd`, …); this is the one place that reads them.

@@ -30,11 +30,11 @@ USAGE = """\
                                     (--session NAME: this kernel's session of that title, made if none;
                                     --model switches the session's model from this turn on)
 %hermes PROMPT                      a one-line prompt
-%hermes sessions                    list this kernel's sessions, newest first (a kernel sees only the
-                                    sessions bound to it; the sidebar shows them all)
+%hermes sessions                    list this notebook's sessions, newest first (a kernel sees only its
+                                    own notebook's sessions; the sidebar shows them all)
 %hermes cancel                      cancel the running turn of this notebook's session
 %hermes continue                    continue this notebook session's last interrupted or stopped answer"""
-#: Rows `%hermes sessions` shows: one page of the listing (this kernel's sessions), newest first.
+#: Rows `%hermes sessions` shows: one page of the listing (this notebook's sessions), newest first.
 SESSIONS_SHOWN = 50
 #: Seconds between two looks at a queued turn (is it running yet?).
 QUEUED_POLL_S = 0.25

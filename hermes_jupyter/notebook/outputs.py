@@ -97,7 +97,7 @@ class RunOutput:
 
     @property
     def continues(self) -> str | None:
-        """The run this one continues, once its first row said so (CONTRACT §10)."""
+        """The run this one continues, once its first row said so (docs/transcript.md, "Continue")."""
         return self._fold.continues
 
     def feed(self, rows: Iterable[JournalRow]) -> None:

@@ -165,7 +165,7 @@ class SessionRootHandler(HermesHandler):
     @authorized
     @api_errors
     async def get(self) -> None:
-        """A JSON list, newest first (CONTRACT §6); with `limit`, one page `{sessions, next}` and a Link header.
+        """A JSON list, newest first (docs/api.md); with `limit`, one page `{sessions, next}` and a Link header.
 
         Rows are gathered and encoded off the event loop: at 100k sessions the
         full list is megabytes, and building it on the loop would stall streams.

@@ -1,6 +1,6 @@
 """A continued answer as one transcript: every part it continues, oldest first. Pure.
 
-A run that continues an interrupted one (CONTRACT §10) folds like any run; where a
+A run that continues an interrupted one (docs/transcript.md, "Continue") folds like any run; where a
 cell shows the answer, it shows the whole of it: the interrupted parts with their
 markers (they stay), then the continuation. A cell has one usage line: the last part's,
 with the counts of every part summed where reported, so it covers the whole answer.

@@ -154,7 +154,7 @@ class Transcript(msgspec.Struct, kw_only=True):
     last_seq: int = 0
     rows: list[Row] = msgspec.field(default_factory=list)
     meta: dict[str, SegmentMeta | ToolMeta] = msgspec.field(default_factory=dict)
-    #: The run this one continues (CONTRACT §10), else None; not part of the JSON form.
+    #: The run this one continues (docs/transcript.md, "Continue"), else None; not part of the JSON form.
     continues: str | None = None
 
     @property

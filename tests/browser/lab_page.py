@@ -35,7 +35,7 @@ APP_TIMEOUT_MS = 60_000
 
 
 def counting(n: int) -> str:
-    """What the demo agent streams for `count to n` (CONTRACT §7)."""
+    """What the demo agent streams for `count to n` (docs/demo-agent.md)."""
     return " ".join(str(i) for i in range(1, n + 1))
 
 

@@ -16,7 +16,7 @@ from .lab_page import RUN_OUTPUT, SIDEBAR, LabPage
 
 RUN_MIME = "application/vnd.hermes.run+json"
 PROMPT = "please ask for approval first"
-#: The demo agent's tool card and its approval card (CONTRACT §9: one card per id and kind).
+#: The demo agent's tool card and its approval card (docs/journal.md: one card per id and kind).
 TOOL_ID = "demo-tool-2"
 APPROVAL_ID = "demo-approval-1"
 MAGIC = Path(hermes_jupyter.__file__).parent / "kernel" / "magic.py"

@@ -15,7 +15,7 @@ N = 1000  # 10 s at 0.01 s a token: still live when the page has loaded
 
 
 def saved_live_output(run_id: str, session_id: str, text: str) -> nbformat.NotebookNode:
-    """The display a `%%hermes` cell leaves in a notebook saved while its run streams (CONTRACT §8)."""
+    """The display a `%%hermes` cell leaves in a notebook saved while its run streams (docs/notebook.md)."""
     return nbformat.v4.new_output("display_data", data={
         RUN_MIME: {"run_id": run_id, "session_id": session_id, "seq": 2, "status": "running"},
         "text/markdown": text, "text/plain": text,

@@ -1,4 +1,4 @@
-"""Finding the server (CONTRACT §8 order) and following a run's stream across drops."""
+"""Finding the server (docs/notebook.md order) and following a run's stream across drops."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ def count_events(n: int) -> list[Event]:
 
 
 def tool_events() -> list[Event]:
-    """What the demo agent emits for `use a tool` (CONTRACT §7)."""
+    """What the demo agent emits for `use a tool` (docs/demo-agent.md)."""
     return [
         ("reasoning", {"text": "The user wants to see a tool call."}),
         ("token", {"text": "Let me look."}),

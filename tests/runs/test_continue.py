@@ -1,4 +1,4 @@
-"""Continue an interrupted turn (CONTRACT §10): after every kind of interruption, the demo's
+"""Continue an interrupted turn (docs/transcript.md, "Continue"): after every kind of interruption, the demo's
 continued `count to N` ends with exactly `1 … N` in the session, each number once."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every route of CONTRACT §6 through a real jupyter_server, under a non-root base_url, with auth on."""
+"""Every route of docs/api.md through a real jupyter_server, under a non-root base_url, with auth on."""
 
 from __future__ import annotations
 

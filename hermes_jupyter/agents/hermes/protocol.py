@@ -1,4 +1,4 @@
-"""The runner's wire messages → hermes-jupyter events (CONTRACT §4) and a `TurnResult`.
+"""The runner's wire messages → hermes-jupyter events (docs/journal.md) and a `TurnResult`.
 
 The runner (`runner.py`, inside the Hermes venv) forwards AIAgent's callbacks raw; this
 module does the mapping on our side, so it can be tested without hermes-agent. It keeps
@@ -133,7 +133,7 @@ def compaction_payload(messages_before: int, messages_after: int) -> dict[str, A
 
 
 def plan_payload(entries: list[dict[str, str]]) -> dict[str, Any]:
-    """The `plan` event: CONTRACT §9 `items {text, status}`, plus the older `entries {content, status}`."""
+    """The `plan` event: docs/journal.md `items {text, status}`, plus the older `entries {content, status}`."""
     items = [{"text": e["content"], "status": e["status"]} for e in entries]
     return {"items": items, "entries": entries}
 
