@@ -18,11 +18,13 @@ from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import PeriodicCallback
-from traitlets import Bool, Enum, Float, Int, List, Unicode, default
+from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default
 
 from ..agents.approvals import ApprovalBroker
 from ..agents.base import AgentBackend
 from ..agents.clarify import ClarifyBroker
+from ..agents.endpoint_check import LOCAL_PORTS
+from ..agents.endpoint_settings import SETTING_NAMES, Endpoint, SettingsStore
 from ..agents.registry import BACKENDS, BackendContext, configurable_classes
 from ..fsio import DEFAULT_CAPS, ReadCaps
 from ..journal import DURABILITY_POLICIES, Journals
@@ -34,12 +36,15 @@ from ..retention import RetentionPolicy, collect
 from ..runs.manager import RunManager
 from ..store import SessionStore
 from .handlers import default_handlers
+from .variables import handlers as variable_handlers
 from .kernel_launch import give_kernels_tokens
 from .kernel_token import PERSON_SETTING, SETTING as KERNEL_TOKEN_SETTING, KernelTokens, person_digests
 from .kernels import KernelWatcher
 from .no_route import PATTERN as NO_ROUTE, NoRouteHandler
 from .rooms import SharedNotebooks
+from .model_settings import ModelSettings
 from .services import HermesServices
+from .settings_handlers import SETTING as MODEL_SETTINGS, handlers as settings_handlers
 from .state_check import refuse_if_linked
 from .stream import RunStreamHandler
 from .telemetry import Telemetry
@@ -68,6 +73,16 @@ class HermesJupyter(ExtensionApp):
     allowed_backends = List(
         Unicode(), default_value=list(BACKENDS), config=True,
         help="Backends users may choose per session (a hub admin can restrict this).",
+    )
+    locked_settings = List(
+        Enum(list(SETTING_NAMES)), default_value=[], config=True,
+        help="Model settings people may not change in JupyterLab: any of backend, url, model, key. A locked one "
+        "is what this config says (OpenAIAgent.base_url, .model, .api_key; HermesJupyter.backend), and the "
+        "settings panel says it is set by the administrator (docs/models.md).",
+    )
+    local_model_ports = Dict(
+        Int(), default_value=dict(LOCAL_PORTS), config=True,
+        help="Ports of 127.0.0.1 the settings panel asks for a local model server (GET /v1/models), by name.",
     )
     journal_durability = Enum(
         list(DURABILITY_POLICIES), default_value="batch", config=True,
@@ -170,7 +185,7 @@ class HermesJupyter(ExtensionApp):
         approvals, clarify = ApprovalBroker(), ClarifyBroker()
         backends = self._build_backends(approvals, clarify)
         redactor = self.redactor = self._redactor(backends)
-        redact_logs(redactor)
+        self._log_filter = redact_logs(redactor)
         manager = RunManager(
             store, journals, recovery, live, backends, default_backend=self.backend,
             cancel_grace_s=self.cancel_grace, heartbeat_s=self.heartbeat_interval, on_lifecycle=telemetry.lifecycle,
@@ -183,8 +198,33 @@ class HermesJupyter(ExtensionApp):
             max_body_bytes=self.max_request_bytes, rooms=SharedNotebooks(self.serverapp),
         )
         self.settings["hermes"] = self.hermes
+        self.settings[MODEL_SETTINGS] = self._model_settings(state, backends)
         if event_logger is not None:
             KernelWatcher(manager, self.kernel_restart_policy).listen(event_logger)
+
+    def _model_settings(self, state: Path, backends: dict[str, AgentBackend]) -> ModelSettings:
+        """The settings saved in JupyterLab over this config's preset (docs/models.md), applied now and on save."""
+        openai = backends.get("openai")
+        preset = Endpoint(backend=self.backend, url=getattr(openai, "base_url", ""),
+                          model=getattr(openai, "model", ""), key=getattr(openai, "api_key", ""))
+
+        def apply(endpoint: Endpoint) -> None:
+            if openai is not None:
+                openai.use_endpoint(endpoint.url, endpoint.model, endpoint.key)  # type: ignore[attr-defined]
+            self.hermes.default_backend = endpoint.backend
+
+        return ModelSettings(
+            SettingsStore(state), preset, locked=frozenset(self.locked_settings),
+            allowed_backends=[b for b in self.allowed_backends if b in backends], apply=apply,
+            learn_key=self._learn_key, local_ports=dict(self.local_model_ports),
+        )
+
+    def _learn_key(self, key: str) -> None:
+        """A saved key is masked from now on: in new runs (the manager's redactor) and in the log."""
+        manager = self.hermes.manager
+        if key not in manager.redactor.known:
+            manager.redactor = self.redactor = manager.redactor.with_values([key])
+            self._log_filter.redactor = manager.redactor
 
     def _redactor(self, backends: dict[str, AgentBackend]) -> Redactor:
         """The server's redactor (environment secrets, server and kernel tokens) plus the backends' keys,
@@ -219,6 +259,8 @@ class HermesJupyter(ExtensionApp):
     def initialize_handlers(self) -> None:
         prefix = "hermes/api/"
         self.handlers.extend((prefix + pattern, handler) for pattern, handler in default_handlers)
+        self.handlers.extend((prefix + pattern, handler) for pattern, handler in settings_handlers)
+        self.handlers.extend((prefix + pattern, handler) for pattern, handler in variable_handlers)
         self.handlers.append((prefix + r"runs/(?P<run_id>[^/]+)/stream", RunStreamHandler))
         self.handlers.append((NO_ROUTE, NoRouteHandler))  # last: any other hermes/api address is a JSON 404
 

@@ -21,6 +21,7 @@ import json
 import queue
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from jupyter_client.asynchronous.client import AsyncKernelClient
@@ -41,7 +42,8 @@ INTROSPECTION_TIMEOUT_S = 10.0
 
 # Runs inside the kernel (IPython), in a private namespace: `ip` is get_ipython(), `args` a dict.
 # It must not leave names in the user's namespace and must not print; it sets `result` (JSON text).
-_PROBE = r'''
+# kernel_summary.py (a variable as data: shape, dtypes, head, nulls) is part of it.
+_PROBE = Path(__file__).with_name("kernel_summary.py").read_text(encoding="utf-8") + r'''
 import json, reprlib, inspect as _inspect
 
 def _reprer(limit):
@@ -161,9 +163,10 @@ def _inspect_one(name, preview):
             info["signature"] = str(_inspect.signature(value))
         except (TypeError, ValueError):
             pass
-        doc = _inspect.getdoc(value)
+        doc = _summary_line(_inspect.getdoc(value))
         if doc:
-            info["doc"] = doc[:preview]
+            info["doc"] = doc
+    info["summary"] = _summarize(value, preview)
     return info
 
 if args["op"] == "list":

@@ -7,6 +7,7 @@ Reading (cells, outputs, variables) needs no approval; `run_code` runs only afte
 from __future__ import annotations
 
 import asyncio
+import json
 import queue
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -334,6 +335,20 @@ async def test_list_and_inspect_variables_leave_the_namespace_untouched(kernel_t
         assert is_error and "not a variable name" in text
     relisted, _ = await registry.call("list_variables", {})
     assert relisted == listing
+
+
+async def test_inspect_variable_gives_a_dataframe_as_data_not_its_docstring(kernel_tools: NotebookTools) -> None:
+    pytest.importorskip("pandas")
+    await _run(kernel_tools, "import pandas as pd\nframe = pd.DataFrame({'a': [1, None, 3, 4], 'b': list('wxyz')})\n"
+               "Frame = pd.DataFrame", "allow_once", "run-frame")
+    registry = _registry(kernel_tools, RecordingSink(), kernel_id="k1")
+    info, is_error = await registry.call("inspect_variable", {"name": "frame"})
+    summary = json.loads(info)["summary"]
+    assert not is_error and summary["shape"] == [4, 2] and summary["nulls"] == {"a": 1, "b": 0}
+    assert summary["dtypes"]["a"] == "float64" and "w" in summary["head"]
+    info, is_error = await registry.call("inspect_variable", {"name": "Frame"})
+    assert not is_error and "Parameters" not in info and len(info) < 4000  # a class is one line, not its docstring
+    assert json.loads(info)["summary"]["description"].startswith("class pandas.")
 
 
 async def test_introspection_leaves_no_trace_in_history_or_on_iopub(kernel_tools: NotebookTools,
