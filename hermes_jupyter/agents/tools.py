@@ -71,7 +71,7 @@ class NotebookAccess(Protocol):
         ...
 
     async def run_code(self, kernel_id: str, code: str, timeout_s: float) -> CodeRun:
-        """Execute `code` in the kernel, now or never (nothing is left queued). Callers must have the user's approval."""
+        """Execute `code` in the kernel now or never (nothing is left queued). Callers must have the approval."""
         ...
 
 

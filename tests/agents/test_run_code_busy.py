@@ -90,7 +90,8 @@ class BusyCell:
 def _tools(root: Path, km: AsyncKernelManager, **traits: Any) -> NotebookTools:
     contents = ContentsNotebooks(AsyncLargeFileManager(root_dir=str(root)), str(root))
     access = ServerNotebookAccess(contents, KernelAccess({"k1": km}.__getitem__))
-    return NotebookTools(access=access, broker=ApprovalBroker(), **{"approval_timeout": 10, "run_timeout": 20, **traits})
+    traits = {"approval_timeout": 10, "run_timeout": 20, **traits}
+    return NotebookTools(access=access, broker=ApprovalBroker(), **traits)
 
 
 async def _call(tools: NotebookTools, name: str, args: dict[str, Any], run_id: str,

@@ -45,7 +45,8 @@ class HermesCell:
     def _active(self) -> set[str]:
         with self.stack.person() as http:
             rows = http.get("sessions").json()
-        return {r["active_stream_id"] for r in rows if r.get("active_stream_id") and r.get("notebook_path") == self.notebook}
+        return {r["active_stream_id"] for r in rows
+                if r.get("active_stream_id") and r.get("notebook_path") == self.notebook}
 
     def run_id(self, timeout_s: float = 30) -> str:
         deadline = time.monotonic() + timeout_s
