@@ -101,6 +101,11 @@ class StreamRedactor:
         terminal row, a cancel."""
         return self._release_all() if self._held else None
 
+    def drop(self) -> None:
+        """Forget what is held (its row was refused, so it will never be shown)."""
+        self._held = ""
+        self._before = ""
+
     def _release_all(self) -> tuple[str, str]:
         assert self._event is not None
         text, self._held = self._held, ""

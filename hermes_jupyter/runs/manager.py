@@ -335,6 +335,7 @@ class RunManager(RunViews):
 
         After a full disk the settle is retried once space returns (diskfull.py).
         """
+        run.sink.close()  # the turn is over: held text first, and a refusal must not stop the ending
         if run.failure == DISK_FULL:
             settled = self.space.try_now(run.session_id, run.run_id)
             self._journal_ending(run, settle.DISK_FULL_ENDING, self._transcript_of(run, "unknown"))

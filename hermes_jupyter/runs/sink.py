@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from typing import Any
 
@@ -13,6 +14,7 @@ from ..redact_run import RunRedactor
 from ..redact_stream import TEXT_STREAMS, StreamRedactor
 from .fanout import RunChannel
 
+log = logging.getLogger(__name__)
 
 class RunSink:
     """Thread-safe `emit`: the row is in the journal before any observer can see it.
@@ -30,6 +32,11 @@ class RunSink:
     is no idle timer: it would release half a key whenever a slow model pauses mid-word.
     Error and status rows are also masked by shape; tool results teach the run's redactor the
     values they assign to secret names (docs/journal.md, "Streamed text and redaction").
+
+    A row the journal refuses (a full disk) takes the held text with it: it was never shown and is
+    never journaled after the gap. `emit`, `flush` and `append_terminal` raise the refusal (the
+    engine marks the run cut by a full disk); `close` only logs it, because it sits on the paths
+    that end a run and those must still end its stream.
     """
 
     def __init__(self, writer: RunJournal, channel: RunChannel, loop: asyncio.AbstractEventLoop,
@@ -55,8 +62,12 @@ class RunSink:
         if event in TEXT_STREAMS and text.__class__ is str and len(payload) == 1:
             with self._lock:
                 if self._open:
-                    for name, piece in self._stream.feed(event, text):
-                        self._append_locked(name, {"text": piece})
+                    try:
+                        for name, piece in self._stream.feed(event, text):
+                            self._append_locked(name, {"text": piece})
+                    except BaseException:
+                        self._stream.drop()  # the held tail continues the refused row: never after a gap
+                        raise
             return
         clean = self._clean(event, payload)
         with self._lock:
@@ -72,19 +83,28 @@ class RunSink:
                 self._flush_locked()
 
     def close(self) -> None:
-        """Journal what is held, then drop whatever the backend emits from now on."""
+        """Journal what is held if the journal takes it, then drop whatever the backend emits from now on.
+
+        Never raises: a refused flush loses only the held text (never shown), and the caller goes on
+        to end the run, whose terminal row meets the same refusal and ends the stream as cut."""
         with self._lock:
-            if self._open:
-                self._flush_locked()
-            self._open = False
+            try:
+                if self._open:
+                    self._flush_locked()
+            except (OSError, ValueError):
+                log.warning("the text held back at the end of a run could not be journaled", exc_info=True)
+            finally:
+                self._open = False
 
     def append_terminal(self, event: str, payload: dict[str, Any]) -> Appended:
-        """The engine's own terminal row; also closes the sink."""
+        """The engine's own terminal row; also closes the sink (even when the journal refuses the row)."""
         clean = self._clean(event, payload)
         with self._lock:
-            if self._open:
-                self._flush_locked()
-            self._open = False
+            try:
+                if self._open:
+                    self._flush_locked()
+            finally:
+                self._open = False
             return self._append_locked(event, clean)
 
     def _clean(self, event: str, payload: dict[str, Any]) -> dict[str, Any]:
