@@ -1,2 +1,3 @@
 import './base.css';
 import './notebook-ui.css';
+import './variables.css';

@@ -79,6 +79,26 @@ function serverDown(status: number): boolean {
   return status === 0 || status >= 500;
 }
 
+/** A row of `GET notebooks/variables`: what the picker shows (no values). */
+export interface IVariableRow {
+  name: string;
+  type: string;
+  /** "4 × 3", "12 items", "23 characters"; absent for a scalar. */
+  size?: string;
+}
+
+export interface IVariableListing {
+  variables: IVariableRow[];
+  /** Variables past the listing's limit. */
+  more: number;
+}
+
+/** `GET notebooks/variables/{name}`: the summary and the attachment's `text`. */
+export interface IVariableSummary extends IVariableRow {
+  summary: Record<string, unknown>;
+  text: string;
+}
+
 export class HermesClient {
   constructor(readonly serverSettings: ServerConnection.ISettings) {}
 
@@ -123,6 +143,21 @@ export class HermesClient {
 
   renameSession(sid: string, title: string): Promise<unknown> {
     return this.request('PATCH', ['sessions', sid], { title });
+  }
+
+  /** The variables of a notebook's kernel: name, type, size (the variable picker; docs/attachments.md). */
+  listVariables(notebookPath: string): Promise<IVariableListing> {
+    return this.request('GET', ['notebooks', 'variables'], undefined, `?path=${encodeURIComponent(notebookPath)}`);
+  }
+
+  /** One variable as data (shape, dtypes, head…), with the text an attachment carries, secrets masked. */
+  describeVariable(notebookPath: string, name: string): Promise<IVariableSummary> {
+    return this.request(
+      'GET',
+      ['notebooks', 'variables', name],
+      undefined,
+      `?path=${encodeURIComponent(notebookPath)}`
+    );
   }
 
   /** Bind a session to a notebook and its kernel (nulls unbind); answers the session's listing row. */

@@ -57,7 +57,14 @@ export class AttachmentsModel {
   }
 
   async pick(kind: AttachmentKind): Promise<void> {
-    const item = this._sources ? await this._sources.pick(kind) : null;
+    let item: IAttachment | null;
+    try {
+      item = this._sources ? await this._sources.pick(kind) : null;
+    } catch (error) {
+      // the server's plain sentence ("no variable named …", "the kernel is busy …")
+      this._setProblem(error instanceof Error ? error.message : String(error));
+      return;
+    }
     if (item) {
       this.add(item);
     } else {
@@ -93,7 +100,7 @@ const NOTHING: { [kind in AttachmentKind]: string } = {
   cell: 'Open a notebook and select a cell to attach it.',
   selection: 'Select some text in a notebook cell to attach it.',
   file: 'No file was attached.',
-  variable: 'No variable was attached: the notebook needs a running kernel and a defined name.'
+  variable: 'No variable was attached.'
 };
 
 export function cutAttachment(item: IAttachment): IAttachment {

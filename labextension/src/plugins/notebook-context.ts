@@ -1,16 +1,20 @@
 /**
  * Where the composer's attachments come from: the active notebook cell, the text
  * selected in it, a file from the server (the file dialog), or a kernel variable
- * (described by the kernel's own inspector: nothing is executed to read it).
+ * chosen in the variable picker (its summary from the server: docs/attachments.md).
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { InputDialog } from '@jupyterlab/apputils';
+import { Dialog, ReactWidget } from '@jupyterlab/apputils';
 import type { Cell } from '@jupyterlab/cells';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { FileDialog } from '@jupyterlab/filebrowser';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
+import React from 'react';
+
+import type { HermesClient, IVariableListing } from '../api/client';
 import type { AttachmentKind, IAttachment } from '../api/contract';
+import { VariablePicker } from '../components/composer/variable-picker';
 import type { IAttachmentSources } from '../model/attachments';
 import { IHermesChat } from '../tokens';
 
@@ -21,7 +25,7 @@ export const notebookContextPlugin: JupyterFrontEndPlugin<void> = {
   requires: [IHermesChat, INotebookTracker],
   optional: [IDocumentManager],
   activate: (app: JupyterFrontEnd, hermes: IHermesChat, tracker: INotebookTracker, docs: IDocumentManager | null) => {
-    hermes.chat.attachments.setSources(new NotebookSources(app, tracker, docs));
+    hermes.chat.attachments.setSources(new NotebookSources(app, tracker, docs, hermes.client));
   }
 };
 
@@ -61,7 +65,8 @@ class NotebookSources implements IAttachmentSources {
   constructor(
     private _app: JupyterFrontEnd,
     private _tracker: INotebookTracker,
-    private _docs: IDocumentManager | null
+    private _docs: IDocumentManager | null,
+    private _client: HermesClient
   ) {}
 
   available(): AttachmentKind[] {
@@ -87,7 +92,7 @@ class NotebookSources implements IAttachmentSources {
       case 'file':
         return this._file();
       case 'variable':
-        return panel ? variable(panel) : null;
+        return panel ? variable(panel, this._client) : null;
     }
   }
 
@@ -131,22 +136,56 @@ function selection(panel: NotebookPanel, cell: Cell): IAttachment | null {
   };
 }
 
-/** A variable as the kernel's inspector describes it (type, value, length, docstring). */
-async function variable(panel: NotebookPanel): Promise<IAttachment | null> {
-  const kernel = panel.sessionContext.session?.kernel;
-  if (!kernel) {
+/** Attach a variable chosen in the picker: its summary as the server gives it (shape, dtypes, head…). */
+async function variable(panel: NotebookPanel, client: HermesClient): Promise<IAttachment | null> {
+  if (!panel.sessionContext.session?.kernel) {
     return null;
   }
-  const asked = await InputDialog.getText({ title: 'Attach a variable', label: 'Variable name (as in the notebook)' });
-  const name = asked.button.accept ? (asked.value ?? '').trim() : '';
-  if (!/^[A-Za-z_][\w.]*$/.test(name)) {
+  const path = panel.context.path;
+  const name = await pickVariable(client, path);
+  if (!name) {
     return null;
   }
-  const reply = await kernel.requestInspect({ code: name, cursor_pos: name.length, detail_level: 0 });
-  const content = reply.content;
-  if (content.status !== 'ok' || !content.found) {
-    return null;
+  const shown = await client.describeVariable(path, name);
+  return { kind: 'variable', label: name, text: shown.text, path };
+}
+
+/** The picker in a dialog: the chosen variable's name, or null when cancelled. */
+async function pickVariable(client: HermesClient, path: string): Promise<string | null> {
+  const body = new PickerBody(() => client.listVariables(path));
+  const dialog = new Dialog({
+    title: 'Attach a variable',
+    body,
+    buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Attach' })],
+    focusNodeSelector: '.jp-HermesVariables-row'
+  });
+  body.choose = () => dialog.resolve(1);
+  const result = await dialog.launch();
+  return result.button.accept ? result.value : null;
+}
+
+class PickerBody extends ReactWidget implements Dialog.IBodyWidget<string | null> {
+  constructor(private _load: () => Promise<IVariableListing>) {
+    super();
+    this.addClass('jp-HermesVariables-dialog');
   }
-  const plain = content.data['text/plain'];
-  return { kind: 'variable', label: name, text: stripAnsi(typeof plain === 'string' ? plain : ''), path: panel.context.path };
+
+  choose: () => void = () => undefined;
+
+  getValue(): string | null {
+    return this._selected;
+  }
+
+  render(): JSX.Element {
+    return React.createElement(VariablePicker, {
+      load: this._load,
+      onSelect: (name: string | null) => (this._selected = name),
+      onChoose: (name: string) => {
+        this._selected = name;
+        this.choose();
+      }
+    });
+  }
+
+  private _selected: string | null = null;
 }
