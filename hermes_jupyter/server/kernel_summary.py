@@ -1,11 +1,15 @@
 """Runs inside the kernel: a variable as data a model can use (docs/attachments.md, "Variables").
 
-This file's source is part of the introspection probe (notebook_access.py): it is executed in
-the probe's private namespace, never imported there, so it uses only the standard library and
-names nothing the probe does not already own. Everything is bounded: a few rows, a few items,
+This file's source is the first part of the introspection probe (notebook_access.py): it is
+executed in the probe's private namespace, never imported in the kernel, so it uses only the
+standard library (pandas and numpy are only touched through the values themselves). Everything is bounded: a few rows, a few items,
 reprs cut at `limit` characters, no docstrings beyond their first line, nothing computed over a
 frame larger than `_FULL_SCAN` cells except its shape and dtypes.
 """
+
+import inspect as _inspect
+import reprlib
+from typing import Any
 
 _ROWS = 5  # head of a frame or series
 _ITEMS = 10  # items of a dict, list, set or array
@@ -13,7 +17,24 @@ _COLUMNS = 40  # dtypes and null counts shown per frame
 _FULL_SCAN = 5_000_000  # cells: above this, no null counts, deep memory or min/max
 
 
-def _summary_line(text, limit=200):
+def _reprer(limit: int) -> reprlib.Repr:
+    r = reprlib.Repr()
+    r.maxlevel, r.maxstring, r.maxother, r.maxlong = 3, limit, limit, limit
+    r.maxlist = r.maxtuple = r.maxset = r.maxfrozenset = r.maxdeque = r.maxarray = 20
+    r.maxdict = 12
+    return r
+
+
+def _preview(value: Any, limit: int) -> str:
+    """A repr bounded in depth, items and characters (a huge or broken object cannot flood it)."""
+    try:
+        text = _reprer(limit).repr(value)
+    except Exception as exc:
+        text = "<repr failed: %s>" % type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _summary_line(text: Any, limit: int = 200) -> str:
     """The first non-empty line of a docstring, cut: a description, never the whole docstring."""
     for line in (text or "").strip().splitlines():
         if line.strip():
@@ -22,19 +43,17 @@ def _summary_line(text, limit=200):
     return ""
 
 
-def _summary_table(frame, limit):
+def _summary_table(frame: Any, limit: int) -> str:
     try:
-        import pandas as _pd
-        with _pd.option_context("display.max_columns", 20, "display.width", 160, "display.max_colwidth", 40):
-            text = frame.to_string()
+        text = str(frame.to_string(max_cols=20, max_colwidth=40, line_width=160))
     except Exception as exc:
         text = "<table failed: %s>" % type(exc).__name__
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _summary_frame(value, limit):
+def _summary_frame(value: Any, limit: int) -> dict[str, Any]:
     rows, cols = value.shape
-    out = {"kind": "dataframe", "shape": [rows, cols]}
+    out: dict[str, Any] = {"kind": "dataframe", "shape": [rows, cols]}
     out["dtypes"] = {str(k): str(v) for k, v in list(value.dtypes.items())[:_COLUMNS]}
     if cols > _COLUMNS:
         out["columns_not_shown"] = cols - _COLUMNS
@@ -47,8 +66,8 @@ def _summary_frame(value, limit):
     return out
 
 
-def _summary_series(value, limit):
-    out = {"kind": "series", "shape": [len(value)], "dtype": str(value.dtype)}
+def _summary_series(value: Any, limit: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": "series", "shape": [len(value)], "dtype": str(value.dtype)}
     if value.name is not None:
         out["series_name"] = _preview(value.name, 80)
     small = len(value) <= _FULL_SCAN
@@ -59,8 +78,8 @@ def _summary_series(value, limit):
     return out
 
 
-def _summary_array(value, limit):
-    out = {"kind": "ndarray", "shape": [int(n) for n in value.shape], "dtype": str(value.dtype),
+def _summary_array(value: Any, limit: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": "ndarray", "shape": [int(n) for n in value.shape], "dtype": str(value.dtype),
            "memory_bytes": int(value.nbytes)}
     flat = value.reshape(-1)
     out["items"] = [_preview(x, 80) for x in flat[:_ITEMS].tolist()]
@@ -72,13 +91,13 @@ def _summary_array(value, limit):
     return out
 
 
-def _summary_mapping(value):
+def _summary_mapping(value: Any) -> dict[str, Any]:
     items = list(value.items())[:_ITEMS]
     return {"kind": "mapping", "length": len(value),
             "items": [[_preview(k, 80), _preview(v, 120)] for k, v in items]}
 
 
-def _summary_sequence(value):
+def _summary_sequence(value: Any) -> dict[str, Any]:
     items = list(value)[:_ITEMS] if not isinstance(value, (set, frozenset)) else sorted(
         (_preview(x, 120) for x in value), key=str)[:_ITEMS]
     kinds = sorted({type(x).__name__ for x in list(value)[:100]})
@@ -86,7 +105,7 @@ def _summary_sequence(value):
             "items": [x if isinstance(value, (set, frozenset)) else _preview(x, 120) for x in items]}
 
 
-def _summary_described(value):
+def _summary_described(value: Any) -> dict[str, Any]:
     """Functions, classes and modules in one line: what they are, never their docstring."""
     if isinstance(value, type):
         where = value.__module__ + "." + value.__qualname__
@@ -100,7 +119,7 @@ def _summary_described(value):
     return {"kind": "callable", "description": ("%s%s  %s" % (name, signature, line)).strip()}
 
 
-def _summarize(value, limit):
+def _summarize(value: Any, limit: int) -> dict[str, Any]:
     """A bounded description of `value` (a dict); the kind says which fields it has."""
     kind = type(value)
     module = getattr(kind, "__module__", "") or ""

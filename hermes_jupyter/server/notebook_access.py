@@ -42,23 +42,9 @@ INTROSPECTION_TIMEOUT_S = 10.0
 
 # Runs inside the kernel (IPython), in a private namespace: `ip` is get_ipython(), `args` a dict.
 # It must not leave names in the user's namespace and must not print; it sets `result` (JSON text).
-# kernel_summary.py (a variable as data: shape, dtypes, head, nulls) is part of it.
+# kernel_summary.py (bounded reprs, a variable as data: shape, dtypes, head, nulls) is part of it.
 _PROBE = Path(__file__).with_name("kernel_summary.py").read_text(encoding="utf-8") + r'''
 import json, reprlib, inspect as _inspect
-
-def _reprer(limit):
-    r = reprlib.Repr()
-    r.maxlevel, r.maxstring, r.maxother, r.maxlong = 3, limit, limit, limit
-    r.maxlist = r.maxtuple = r.maxset = r.maxfrozenset = r.maxdeque = r.maxarray = 20
-    r.maxdict = 12
-    return r
-
-def _preview(value, limit):
-    try:
-        text = _reprer(limit).repr(value)
-    except Exception as exc:
-        text = "<repr failed: %s>" % type(exc).__name__
-    return text if len(text) <= limit else text[:limit] + "..."
 
 def _sizes(value, info):
     shape = getattr(value, "shape", None)

@@ -63,7 +63,7 @@ class VariablesHandler(HermesHandler):
 
     async def _kernel_of(self, path: str) -> str:
         wanted = _norm(path)
-        sessions = await self.session_manager.list_sessions()
+        sessions = await self.session_manager.list_sessions()  # type: ignore[no-untyped-call]
         for session in sessions:
             kernel = session.get("kernel") or {}
             if _norm(str(session.get("path") or "")) == wanted and kernel.get("id"):
