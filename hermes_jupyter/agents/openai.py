@@ -200,6 +200,15 @@ class OpenAIAgent(Configurable):
         self._listed_model: str | None = None
         self._server_kind: str | None = None
 
+    def use_endpoint(self, base_url: str, model: str, api_key: str) -> None:
+        """Take the model settings saved in JupyterLab (docs/models.md): the next request goes there.
+
+        What was learned about the old server (its first listed model, its kind) is forgotten.
+        """
+        if (base_url, api_key) != (self.base_url, self.api_key):
+            self._listed_model, self._server_kind = None, None
+        self.base_url, self.model, self.api_key = base_url, model, api_key
+
     async def run_turn(self, request: TurnRequest, sink: EventSink) -> TurnResult:
         state = _TurnState()
         task = asyncio.create_task(self._converse(request, sink, state))

@@ -50,7 +50,7 @@ Lifecycle = Callable[[str, dict[str, Any]], None]
 
 
 #: Session fields a client may change with `PATCH sessions/{sid}`.
-EDITABLE = frozenset({"title", "model", "notebook_path", "kernel_id"})
+EDITABLE = frozenset({"title", "model", "backend", "notebook_path", "kernel_id"})
 
 
 class RunManager(RunViews):
@@ -520,8 +520,11 @@ class RunManager(RunViews):
     def _edit_sync(self, session_id: str, changes: dict[str, str | None]) -> Session:
         with self.store.lock(session_id):
             fields: dict[str, str | None] = dict(changes)
-            if "notebook_path" in changes and changes["notebook_path"] != self.store.load(session_id).notebook_path:
+            before = self.store.load(session_id)
+            if "notebook_path" in changes and changes["notebook_path"] != before.notebook_path:
                 fields["cell_id"] = None  # the cell of the last magic run belongs to the notebook it was in
+            if changes.get("backend") not in (None, before.backend):
+                fields["backend_session_id"] = None  # the old backend's conversation id means nothing to the new one
             return self.store.replace(session_id, **fields)
 
     async def delete_session(self, session_id: str, *, corrupt: bool = False) -> None:

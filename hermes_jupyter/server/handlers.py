@@ -129,7 +129,7 @@ def _binding(body: dict[str, Any]) -> NotebookBinding | None:
     )
 
 
-_EDIT_LIMITS = {"title": 200, "model": 200, "notebook_path": 4096, "kernel_id": 200}
+_EDIT_LIMITS = {"title": 200, "model": 200, "backend": 40, "notebook_path": 4096, "kernel_id": 200}
 
 
 def _session_edits(body: dict[str, Any]) -> dict[str, str | None]:
@@ -231,12 +231,23 @@ class SessionHandler(HermesHandler):
     @authorized
     @api_errors
     async def patch(self, session_id: str) -> None:
-        """`{title?, model?, notebook_path?, kernel_id?}`: rename, switch model, (re)bind; null unbinds."""
+        """`{title?, model?, backend?, notebook_path?, kernel_id?}`: rename, switch model or backend, (re)bind;
+        null unbinds. A new backend starts over with its own conversation state and, unless named, its model."""
         changes = _session_edits(self.json_body())
-        if set(changes) != {"model"}:  # the model is the session's setting; names and bindings are the person's
+        if "backend" in changes:
+            await require_person(self, "backend")
+            changes = self._switch_backend(changes)
+        if set(changes) - {"model", "backend"}:  # the model is the session's setting; names, bindings the person's
             await require_person(self, "edit")
         session = await self.hermes.manager.edit_session(await self.own_sid(session_id), changes)
         self.answer(session.compact())
+
+    def _switch_backend(self, changes: dict[str, str | None]) -> dict[str, str | None]:
+        backend = changes["backend"]
+        if backend not in self.hermes.allowed_backends or backend not in self.hermes.manager.backends:
+            raise user_error(400, "That backend is not available on this server. Choose another one.",
+                             f"backend {backend!r}; allowed: {', '.join(self.hermes.allowed_backends)}")
+        return {"model": None, **changes}
 
     @web.authenticated
     @authorized

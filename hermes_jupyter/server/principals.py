@@ -112,6 +112,8 @@ ACTIONS = {
     "revoke": "stop allowing a command",
     "edit": "rename a session or change its notebook",
     "delete": "delete a session",
+    "settings": "change or test the model settings",
+    "backend": "switch a session to another kind of agent",
 }
 
 
