@@ -12,6 +12,8 @@ import threading
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
+import msgspec
+
 from ..agents.endpoint_check import CheckResult, check_endpoint, find_local_servers
 from ..agents.endpoint_settings import (
     SETTING_NAMES,
@@ -106,8 +108,7 @@ class ModelSettings:
 
 
 def msgspec_replace(stored: StoredSettings, changes: dict[str, str | None]) -> StoredSettings:
-    fields = {name: getattr(stored, name) for name in SETTING_NAMES}
-    return StoredSettings(**{**fields, **changes})
+    return msgspec.structs.replace(stored, **changes)
 
 
 def _checked(name: str, value: Any, allowed_backends: list[str]) -> str | None:
