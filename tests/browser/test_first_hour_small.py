@@ -1,5 +1,6 @@
 """The small defects of a data scientist's first hour (issue #26, item 6), in a real page:
-code readable at the default sidebar width, Copy that says it copied, the keyboard between the
+code readable at the default sidebar width, Copy that says it copied, an "Allowed always" fold
+that opens onto a sentence, the keyboard between the
 notebook and the composer (Escape, the shortcut pressed again, Shift+Tab after sending), and one
 notice, not three, while the server is down, gone by itself as soon as it is back.
 
@@ -106,6 +107,15 @@ def test_code_takes_the_sidebar_width_scrolls_sideways_and_copy_says_it_copied(p
         "(sel) => document.querySelector(sel).textContent === 'Copy'",
         arg=f"{SIDEBAR} [data-testid=hermes-code-copy]", timeout=STATE_MS)
     assert status.inner_text() == ""
+
+    # "Allowed always" opens onto a sentence, inside the panel, not onto nothing.
+    lab.page.click(f"{SIDEBAR} [data-testid=hermes-allowed-always] summary")
+    empty = lab.page.locator(f"{SIDEBAR} [data-testid=hermes-allowed-always-empty]")
+    empty.wait_for(timeout=STATE_MS)
+    assert empty.inner_text().startswith("No commands are allowed always")
+    panel, box = lab.page.locator(SIDEBAR).bounding_box(), empty.bounding_box()
+    assert panel and box and box["y"] + box["height"] <= panel["y"] + panel["height"] + 1, (panel, box)
+    lab.page.click(f"{SIDEBAR} [data-testid=hermes-allowed-always] summary")
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     sidebar = lab.page.locator(SIDEBAR)
