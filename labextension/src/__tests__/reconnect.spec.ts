@@ -91,3 +91,31 @@ test('the session list reads again as soon as another request finds the server b
     sessions.dispose();
   }
 });
+
+test('the network back online, or the page shown again, reads the failed list at once', { timeout: 20000 }, async () => {
+  // Just enough of a page for the model's listeners (this file runs in its own process).
+  const { state, client } = fakeServer();
+  const page = globalThis as unknown as { window?: EventTarget; document?: EventTarget & { visibilityState: string } };
+  page.window = new EventTarget();
+  page.document = Object.assign(new EventTarget(), { visibilityState: 'hidden', cookie: '' });
+  state.down = true;
+  const sessions = new SessionsModel(client);
+  try {
+    await new Promise<void>(resolve => sessions.changed.connect(() => sessions.error && resolve()));
+    state.down = false;
+    page.window.dispatchEvent(new Event('online'));
+    assert.equal(sessions.pollState.phase, 'refreshed');
+    await new Promise<void>(resolve => sessions.changed.connect(() => !sessions.error && resolve()));
+
+    state.down = true;
+    await sessions.refresh().catch(() => undefined);
+    assert.ok(sessions.error);
+    page.document.visibilityState = 'visible';
+    page.document.dispatchEvent(new Event('visibilitychange'));
+    assert.equal(sessions.pollState.phase, 'refreshed');
+  } finally {
+    sessions.dispose();
+    delete page.window;
+    delete page.document;
+  }
+});
