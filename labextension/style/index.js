@@ -1,3 +1,4 @@
 import './base.css';
 import './notebook-ui.css';
 import './variables.css';
+import './model-settings.css';

@@ -254,6 +254,14 @@ export class ChatModel implements IDisposable {
     await this.reload();
   }
 
+  /** The model settings changed (docs/models.md): ask the backends for their models again, reload the session. */
+  async modelsChanged(): Promise<void> {
+    this._models.clear();
+    this._askedModels.clear();
+    await this.reload();
+    this._emit();
+  }
+
   /** Use `model` for this session's next turns (the server remembers it). */
   async setModel(model: string): Promise<void> {
     const sid = this._sessionId;

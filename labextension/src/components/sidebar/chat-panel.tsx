@@ -11,6 +11,7 @@ import { CardActions } from '../cards/card-actions';
 import { TranscriptView } from '../messages/transcript-view';
 import { Composer } from '../composer/composer';
 import { ModelPicker } from '../composer/model-picker';
+import { openModelSettings } from '../settings/open-model-settings';
 import { useSignal } from '../use-signal';
 import { AllowedAlways } from './allowed-always';
 import { Notice } from './notice';
@@ -72,7 +73,12 @@ export function ChatPanel(props: {
         canSteer={model.canSteer}
         picker={
           model.session ? (
-            <ModelPicker models={model.models} value={model.model} onChange={m => void model.setModel(m)} />
+            <ModelPicker
+              models={model.models}
+              value={model.model}
+              onChange={m => void model.setModel(m)}
+              onOpenSettings={() => void openModelSettings(model)}
+            />
           ) : null
         }
         onSend={(text, mode) => model.send(text, mode)}
