@@ -66,7 +66,7 @@ export function ModelSettingsForm(props: IModelSettingsProps): JSX.Element {
 
   if (!view) {
     return (
-      <div className="jp-HermesModelSettings" data-testid="hermes-model-settings">
+      <div className="jp-HermesModelSettings" data-testid="hermes-model-settings" data-state="loading">
         <p role="status">{status?.text ?? 'Loading the model settings…'}</p>
       </div>
     );
@@ -130,7 +130,12 @@ export function ModelSettingsForm(props: IModelSettingsProps): JSX.Element {
   };
 
   return (
-    <form className="jp-HermesModelSettings" data-testid="hermes-model-settings" onSubmit={event => void save(event)}>
+    <form
+      className="jp-HermesModelSettings"
+      data-testid="hermes-model-settings"
+      data-state={busy || 'ready'}
+      onSubmit={event => void save(event)}
+    >
       <Field label="Kind of agent" locked={locked('backend')}>
         <select
           data-testid="hermes-settings-backend"
