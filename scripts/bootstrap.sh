@@ -17,6 +17,7 @@ if [ -z "$python" ]; then
   done
 fi
 stamp_file=.venv/.hermes-jupyter-install
+labext_stamp=.venv/.hermes-jupyter-labextension  # the labextension's inputs at its last build
 
 # What the install reads besides the Python sources, one checksum line per file, in a stable order.
 install_inputs() {
@@ -130,7 +131,14 @@ install_in_parallel() {
 
 echo "bootstrap: installing hermes-jupyter$( [ -n "$extras" ] && echo "[$extras]" ) (builds the labextension on first run)"
 stamp="$(wanted_stamp)"  # before the install: an edit made meanwhile triggers the next one
+# The editable build rebuilds the labextension only when a file under labextension/src is newer than
+# its output, so a change to its styles, schema or packages alone would be skipped: mark src as new.
+labext_sum="$(install_inputs | grep ' labextension/' | cksum)"
+if [ -f "$labext_stamp" ] && [ "$(cat "$labext_stamp")" != "$labext_sum" ]; then
+  touch labextension/src/index.ts
+fi
 rm -f "$stamp_file"
 install_in_parallel || "${pip[@]}" -e "$target" pip
 .venv/bin/python -c "import hermes_jupyter.server.app" # fail loudly if the install did not take
 echo "$stamp" >"$stamp_file"
+echo "$labext_sum" >"$labext_stamp"

@@ -219,3 +219,17 @@ def test_without_the_systems_pip_the_venv_gets_its_own_pip(tmp_path: Path) -> No
     assert log.read_text().splitlines()[-1] == "-m venv .venv"  # the usual venv, with pip
     calls = (root / ".venv" / "calls.log").read_text().splitlines()
     assert "-m pip install --disable-pip-version-check -q uv" in calls  # uv from the venv's own pip
+
+
+def test_a_style_only_change_marks_the_labextension_sources_for_a_rebuild(tmp_path: Path) -> None:
+    """The editable build compares only labextension/src with its output: a change to the styles alone
+    must still rebuild, so bootstrap marks src as newer than the last build."""
+    root = checkout(tmp_path)
+    assert pip_installs(root) == 1
+    index = root / "labextension" / "src" / "index.ts"
+    os.utime(index, (1_000_000, 1_000_000))
+    assert pip_installs(root) == 0
+    assert index.stat().st_mtime == 1_000_000  # nothing changed: nothing marked
+    (root / "labextension" / "style" / "base.css").write_text("/* changed */\n", encoding="utf-8")
+    assert pip_installs(root) == 1
+    assert index.stat().st_mtime > 1_000_000
