@@ -1,5 +1,5 @@
 /**
- * The only HTTP client of the hermes API (CONTRACT §6).
+ * The only HTTP client of the hermes API (docs/api.md).
  *
  * Every request goes through `ServerConnection.makeRequest` with URLs built from
  * `settings.baseUrl`, so tokens, XSRF and JupyterHub prefixes just work. Every
@@ -32,9 +32,15 @@ export const API_ROOT = 'hermes/api';
 
 /** A failed hermes request: `status` is 0 for a network failure. */
 export class HermesApiError extends Error {
+  /**
+   * `plain`: the message is the server's own sentence for a person (its JSON `message`), not a
+   * status line; `detail`: the server's technical reason, for a details fold.
+   */
   constructor(
     message: string,
-    readonly status: number
+    readonly status: number,
+    readonly plain = false,
+    readonly detail = ''
   ) {
     super(message);
     this.name = 'HermesApiError';
@@ -343,7 +349,8 @@ export class HermesClient {
     }
     this._answered(response.status);
     if (!response.ok) {
-      throw new HermesApiError(errorMessage(data, response), response.status);
+      const { message, plain, detail } = errorMessage(data, response);
+      throw new HermesApiError(message, response.status, plain, detail);
     }
     return data as T;
   }
@@ -367,15 +374,16 @@ function unwrapSession(body: ISession | { session: ISession }): ISession {
   return session as ISession;
 }
 
-function errorMessage(data: unknown, response: Response): string {
+/** The server's error: its plain sentence and technical detail when it sent JSON, else a status line. */
+function errorMessage(data: unknown, response: Response): { message: string; plain: boolean; detail: string } {
   if (data && typeof data === 'object' && 'message' in data) {
-    const message = (data as { message: unknown }).message;
+    const { message, detail } = data as { message: unknown; detail?: unknown };
     if (typeof message === 'string' && message) {
-      return message;
+      return { message, plain: true, detail: typeof detail === 'string' ? detail : '' };
     }
   }
   if (typeof data === 'string' && data.trim() && data.length < 300) {
-    return data.trim();
+    return { message: data.trim(), plain: false, detail: '' };
   }
-  return `${response.status} ${response.statusText || 'request failed'}`;
+  return { message: `${response.status} ${response.statusText || 'request failed'}`, plain: false, detail: '' };
 }

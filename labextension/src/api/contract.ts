@@ -1,16 +1,16 @@
 /**
- * Wire types of the hermes-jupyter server (CONTRACT §3-§6, §8, §9).
+ * Wire types of the hermes-jupyter server (docs/api.md, docs/journal.md, docs/notebook.md).
  *
  * Names are spelled here once; every other module imports them. Fields the
  * contract leaves open are optional so a server that adds fields never breaks us.
  */
 import type { IMarkerRow, IPlanItem, ProposalAction, ProposalStatus, TranscriptRow } from './rows';
 
-/** The mime type of a hermes run output in a notebook (CONTRACT §8). */
+/** The mime type of a hermes run output in a notebook (docs/notebook.md). */
 export const RUN_MIME_TYPE = 'application/vnd.hermes.run+json';
 
 /**
- * Journal event names (CONTRACT §4, §9), terminal events and states: generated from
+ * Journal event names (docs/journal.md), terminal events and states: generated from
  * the Python (`generated.ts`). `stream_end`/`error` are terminal rows foreign journals may carry.
  */
 export { EVENTS, TERMINAL_EVENTS } from './generated';
@@ -109,7 +109,7 @@ export interface IAttachment {
   output?: string;
 }
 
-/** A transcript row of a session sidecar (CONTRACT §3). */
+/** A transcript row of a session sidecar (docs/journal.md). */
 export interface IMessageRow {
   role: 'user' | 'assistant' | 'system' | 'tool' | string;
   content: string | Array<{ type?: string; text?: string }> | null;
@@ -210,7 +210,7 @@ export interface ICreateSession {
   message?: string;
 }
 
-/** `application/vnd.hermes.run+json` (CONTRACT §8). */
+/** `application/vnd.hermes.run+json` (docs/notebook.md). */
 export interface IRunOutputPayload {
   run_id: string;
   session_id: string;
@@ -255,5 +255,5 @@ export function isTerminalRow(row: IJournalRow): boolean {
   return row.terminal === true || TERMINAL_EVENTS.has(row.event);
 }
 
-/** Ids accepted by the server (CONTRACT §3). */
+/** Ids accepted by the server (docs/journal.md). */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;

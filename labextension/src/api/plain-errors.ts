@@ -29,10 +29,15 @@ const SERVER_TROUBLE = 'The Jupyter server ran into a problem. Try again; if it 
 
 export function plainError(error: unknown): IPlainError {
   if (error instanceof HermesApiError) {
-    const text = BY_STATUS[error.status] ?? (error.status >= 500 ? SERVER_TROUBLE : BY_STATUS[400]);
     if (error.status === 0) {
-      return { text, details: error.message, offline: true };
+      return { text: BY_STATUS[0], details: error.message, offline: true };
     }
+    if (error.plain && error.status !== 500) {
+      // the server words every refusal for a person (what happened, what to do): a linked state
+      // folder (503), a damaged file (409), a person-only action (403), a full disk (507)
+      return { text: error.message, details: [error.detail, `HTTP ${error.status}`].filter(Boolean).join(' · ') };
+    }
+    const text = BY_STATUS[error.status] ?? (error.status >= 500 ? SERVER_TROUBLE : BY_STATUS[400]);
     return { text, details: `${error.message} (HTTP ${error.status})` };
   }
   const message = error instanceof Error ? error.message : String(error);

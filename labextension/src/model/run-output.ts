@@ -1,5 +1,5 @@
 /**
- * Hermes run outputs in a notebook (CONTRACT §8): reading their run+json
+ * Hermes run outputs in a notebook (docs/notebook.md): reading their run+json
  * payload, and fetching the bundle the server renders for a settled run. The
  * server is the one writer of cell outputs; nothing here builds a bundle.
  */
