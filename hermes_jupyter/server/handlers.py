@@ -34,7 +34,7 @@ from .errors import mapped, user_error, write_json_error
 from .inputs import check_text, parse_count, parse_json
 from .kernel_token import KernelTokenAuth
 from .principals import person_only, principal_of, require_person
-from .scope import check_notebook, check_run, check_session, kernel_paths, own_binding, visible_rows
+from .scope import binding_now, check_notebook, check_run, check_session, kernel_paths, own_binding, visible_rows
 from .rooms import RoomUnavailable
 from .services import HermesServices
 
@@ -274,13 +274,13 @@ class RunRootHandler(HermesHandler):
             attachments = validate_attachments(body.get("attachments"), self.hermes.manager.redactor)
         except AttachmentError as exc:
             raise user_error(400, str(exc)) from None
-        notebook = await own_binding(self, _binding(body))
         mode: Mode = "steer" if body.get("mode") == "steer" else "queue"
         if body.get("mode") not in (None, "queue", "steer"):
             raise user_error(400, "Send the message normally, or choose to steer the running turn.",
                              "mode must be 'queue' or 'steer'")
-        submitted = await self.hermes.queue.submit(
-            await self.own_sid(session_id), message, attachments=attachments, notebook=notebook, mode=mode)
+        sid = await self.own_sid(session_id)
+        notebook = await own_binding(self, _binding(body)) or await binding_now(self, self.hermes, sid)
+        submitted = await self.hermes.queue.submit(sid, message, attachments=attachments, notebook=notebook, mode=mode)
         self.answer(submitted.to_json(), 202)
 
 
@@ -293,7 +293,7 @@ class SessionActionHandler(HermesHandler):
     async def post(self, session_id: str, action: str) -> None:
         sid = await self.own_sid(session_id)
         if action == "continue":
-            notebook = await own_binding(self, _binding(self.json_body()))
+            notebook = await own_binding(self, _binding(self.json_body())) or await binding_now(self, self.hermes, sid)
             run, continues = await self.hermes.manager.continue_turn(sid, notebook=notebook)
             self.answer({"run_id": run.run_id, "session_id": sid, "continues": continues}, 202)
         elif action == "retry":

@@ -101,3 +101,28 @@ async def check_notebook(handler: Any, path: str) -> None:
     principal = await principal_of(handler)
     if principal.kind == "kernel" and _norm(path) not in await kernel_paths(handler, principal.kernel_id or ""):
         raise user_error(404, ELSEWHERE, f"the token of kernel {principal.kernel_id} asked for notebook {path}")
+
+
+async def notebook_kernel(handler: Any, path: str) -> str | None:
+    """The kernel of the notebook's Jupyter session now (None when the notebook has no running kernel)."""
+    wanted = _norm(path)
+    sessions = await handler.session_manager.list_sessions()
+    return next((str(s["kernel"]["id"]) for s in sessions
+                 if _norm(str(s.get("path") or "")) == wanted and (s.get("kernel") or {}).get("id")), None)
+
+
+async def binding_now(handler: Any, hermes: HermesServices, session_id: str) -> NotebookBinding | None:
+    """For a run whose request names no notebook: the session's notebook with the kernel it has *now*.
+
+    The binding follows the notebook, not a kernel id: after a restart with a new kernel, Shut Down
+    Kernel and a new one, or a server restart, the run reaches the notebook's current kernel. None
+    keeps the session's binding as it is (not bound, the same kernel, or no kernel running).
+    """
+    session = await hermes.manager.offload(hermes.store.load, session_id)
+    if not session.notebook_path:
+        return None
+    kernel_id = await notebook_kernel(handler, session.notebook_path)
+    if kernel_id is None or kernel_id == session.kernel_id:
+        return None
+    return NotebookBinding(notebook_path=session.notebook_path, cell_id=session.cell_id, kernel_id=kernel_id)
+

@@ -221,3 +221,19 @@ async def test_a_new_kernel_of_the_notebook_goes_on_with_its_sessions(stack: Sta
     stack.finish(run_id)
     with stack.person() as person:
         assert person.get(f"sessions/{sid}").json()["kernel_id"] == stack.kernels["a.ipynb"]
+
+
+async def test_a_persons_run_reaches_the_notebooks_kernel_of_now(stack: Stack) -> None:
+    """A sidebar run of a session bound to a notebook whose kernel was replaced (Shut Down Kernel and a
+    new one, a server restart) uses the notebook's kernel of now: the binding follows the notebook."""
+    with stack.person() as person:
+        created = person.post("sessions", json={"title": "bound before the new kernel", "notebook_path": "b.ipynb",
+                                                "kernel_id": "00000000-0000-0000-0000-0000000000b0"})
+        assert created.status_code == 201, created.text
+        sid = created.json()["session_id"]
+        run_id = _start(person, sid, "count to 1")
+        stack.finish(run_id)
+        assert person.get(f"sessions/{sid}").json()["kernel_id"] == stack.kernels["b.ipynb"]
+        unbound = person.post("sessions", json={"title": "sees no notebook"}).json()["session_id"]
+        stack.finish(_start(person, unbound, "count to 1"))
+        assert person.get(f"sessions/{unbound}").json()["kernel_id"] is None

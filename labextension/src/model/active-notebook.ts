@@ -18,9 +18,22 @@ export interface INotebookRef {
   kernelId: string | null;
 }
 
-/** Whether a session is bound to exactly this notebook and its kernel. */
+/**
+ * Whether a session is bound to this notebook. The binding follows the notebook, not a kernel id:
+ * the server gives each run the notebook's kernel of the moment (a restart, Shut Down Kernel and a
+ * new kernel, a server restart), so a stored kernel id that is no longer the notebook's is no reason
+ * to bind again.
+ */
 export function isBoundTo(session: ISessionSummary, notebook: INotebookRef): boolean {
-  return session.notebook_path === notebook.path && (session.kernel_id ?? null) === notebook.kernelId;
+  return session.notebook_path === notebook.path;
+}
+
+/** The fields of `POST sessions` that bind a new session to the notebook in front (none without one). */
+export function bindingOf(notebook: INotebookRef | null): { notebook_path?: string; kernel_id?: string } {
+  if (!notebook) {
+    return {};
+  }
+  return notebook.kernelId ? { notebook_path: notebook.path, kernel_id: notebook.kernelId } : { notebook_path: notebook.path };
 }
 
 export class ActiveNotebook implements IDisposable {

@@ -9,7 +9,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesClient } from '../api/client';
 import { IPlainError, plainError } from '../api/plain-errors';
-import { IAttachment, ISessionSummary } from '../api/contract';
+import { IAttachment, ICreateSession, ISessionSummary } from '../api/contract';
 import { SessionPages } from './session-pages';
 
 const SELECTED_KEY = 'hermes-jupyter:selected-session';
@@ -218,8 +218,9 @@ export class SessionsModel implements IDisposable {
     this._changed.emit();
   }
 
-  async create(title?: string): Promise<string> {
-    const session = await this.client.createSession(title ? { title } : {});
+  /** A new session, bound to `binding`'s notebook when given (the notebook in front: its context by default). */
+  async create(title?: string, binding: ICreateSession = {}): Promise<string> {
+    const session = await this.client.createSession(title ? { title, ...binding } : { ...binding });
     this._pages.add(session);
     this._sessions = sortSessions(this._pages.sessions);
     this.select(session.session_id);
@@ -233,9 +234,13 @@ export class SessionsModel implements IDisposable {
    * `message` in `POST sessions`; on older ones, create then start, and delete
    * the session again if the turn cannot start (a failed send leaves nothing behind).
    */
-  async createWithFirstTurn(message: string, attachments: IAttachment[] = []): Promise<{ sessionId: string; runId: string }> {
+  async createWithFirstTurn(
+    message: string,
+    attachments: IAttachment[] = [],
+    binding: ICreateSession = {}
+  ): Promise<{ sessionId: string; runId: string }> {
     // The one-step create takes no attachments: with some, create first, then start the turn.
-    const session = await this.client.createSession(attachments.length ? {} : { message });
+    const session = await this.client.createSession(attachments.length ? { ...binding } : { message, ...binding });
     let runId = typeof session.run_id === 'string' ? session.run_id : '';
     if (!runId) {
       try {

@@ -18,7 +18,7 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { HermesClient } from '../api/client';
-import { ActiveNotebook } from '../model/active-notebook';
+import { ActiveNotebook, bindingOf } from '../model/active-notebook';
 import { ChatModel } from '../model/chat';
 import { followSessionRuns } from '../model/follow-session';
 import { followNotebookSession } from '../model/notebook-session';
@@ -48,9 +48,12 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IHermesChat> = {
   ): IHermesChat => {
     const client = new HermesClient(app.serviceManager.serverSettings);
     const sessions = new SessionsModel(client);
+    const active = new ActiveNotebook(notebooks);
     const chat = new ChatModel({
       client,
-      createWithFirstTurn: (message, attachments) => sessions.createWithFirstTurn(message, attachments),
+      // a first message with no session selected starts one that sees the notebook in front
+      createWithFirstTurn: (message, attachments) =>
+        sessions.createWithFirstTurn(message, attachments, bindingOf(active.current)),
       onActivity: () => sessions.refreshSoon()
     });
     sessions.selectionChanged.connect((_, sid) => void chat.open(sid));
@@ -61,7 +64,7 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IHermesChat> = {
       notebooks.currentChanged.connect(follow);
     }
 
-    const panel = new SidebarPanel(sessions, chat, rendermime, new ActiveNotebook(notebooks));
+    const panel = new SidebarPanel(sessions, chat, rendermime, active);
     app.shell.add(panel, 'left', { rank: 900 });
     restorer?.add(panel, panel.id);
 

@@ -10,7 +10,7 @@ import React from 'react';
 import { plainError } from '../api/plain-errors';
 import { hermesIcon } from '../components/icons';
 import { Sidebar } from '../components/sidebar/sidebar';
-import { ActiveNotebook, INotebookRef } from '../model/active-notebook';
+import { ActiveNotebook, INotebookRef, bindingOf } from '../model/active-notebook';
 import { ChatModel } from '../model/chat';
 import { SessionsModel, sessionTitle } from '../model/sessions';
 
@@ -32,10 +32,10 @@ export class SidebarPanel extends ReactWidget {
   /** Escape in an idle composer (the plugin gives the focus back to the notebook). */
   onLeave: (() => void) | null = null;
 
-  /** Create a session and open it. */
+  /** Create a session and open it, bound to the notebook in front (the notebook is its context by default). */
   async newSession(): Promise<void> {
     try {
-      await this.sessions.create();
+      await this.sessions.create(undefined, bindingOf(this.notebook.current));
     } catch (error) {
       void showErrorMessage('The session could not be created', plainError(error).text);
     }
