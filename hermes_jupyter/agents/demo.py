@@ -24,6 +24,7 @@ from .models import model_entry
 from .demo_notebook import asks_for_the_notebook, notebook_steps
 from .tools_registry import ToolsFactory
 from .propose import PROPOSE_CELL, propose_cell
+from .demo_edit import EDIT_PREFIX_RE, edit_request
 
 _COUNT_RE = re.compile(r"count to (\d+)", re.IGNORECASE)
 
@@ -173,6 +174,8 @@ class DemoAgent(Configurable):
         self.tools_factory: ToolsFactory | None = None
 
     async def run_turn(self, request: TurnRequest, sink: EventSink) -> TurnResult:
+        if EDIT_PREFIX_RE.match(request.message):
+            return await self._propose(request, sink, edit_request(request))
         if "propose a cell" in request.message.lower():
             return await self._propose(request, sink)
         stop = self._stops.setdefault(request.run_id, asyncio.Event())
@@ -207,18 +210,24 @@ class DemoAgent(Configurable):
         for step in chain(_acknowledged(request.attachments), demo_script(request.message, self.max_count, partial)):
             yield step
 
-    async def _propose(self, request: TurnRequest, sink: EventSink) -> TurnResult:
-        """`propose a cell`: one propose_cell call (a cell at the end of the bound notebook), deterministic."""
+    async def _propose(self, request: TurnRequest, sink: EventSink, edit: Any = None) -> TurnResult:
+        """`propose a cell` (a cell at the end of the bound notebook) or an edit-this-cell request (a new
+        source for the attached cell, agents/demo_edit.py): one propose_cell call, deterministic."""
         path = request.notebook.notebook_path if request.notebook else None
         if not path:
             reply = "I can propose cells only for a notebook: bind this session to one first, then ask again."
+        elif edit is not None and edit.args is None:
+            reply = edit.reply
         else:
-            args = {"action": "insert_end", "source": DEMO_PROPOSAL, "cell_type": "code"}
-            sink.emit(TOOL, {"tid": "demo-propose-1", "name": PROPOSE_CELL, "args": args, "preview": DEMO_PROPOSAL})
-            result, is_error = await propose_cell(sink, args, notebook_path=path, reader=None)
+            args = edit.args if edit is not None else {"action": "insert_end", "source": DEMO_PROPOSAL,
+                                                        "cell_type": "code"}
+            sink.emit(TOOL, {"tid": "demo-propose-1", "name": PROPOSE_CELL, "args": args, "preview": args["source"]})
+            result, is_error = await propose_cell(sink, args, notebook_path=path,
+                                                  reader=edit.reader if edit is not None else None)
             sink.emit(TOOL_COMPLETE, {"tid": "demo-propose-1", "name": PROPOSE_CELL, "preview": result,
                                       "duration": 0.0, "is_error": is_error})
-            reply = "I proposed a cell at the end of the notebook. Accept it to insert it; it will not run."
+            reply = edit.reply if edit is not None else (
+                "I proposed a cell at the end of the notebook. Accept it to insert it; it will not run.")
         for _, payload in _words(reply):
             sink.emit(TOKEN, payload)
         return _result(reply, request.message, model=request.model)
