@@ -4,7 +4,9 @@
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
 import { askHermesPlugin } from './plugins/ask-hermes';
+import { cellActionsPlugin } from './plugins/cell-actions';
 import { codeActionsPlugin } from './plugins/code-actions';
+import { editCellPlugin } from './plugins/edit-cell';
 import { notebookContextPlugin } from './plugins/notebook-context';
 import { notebookRecoveryPlugin } from './plugins/notebook-recovery';
 import { proposalsPlugin } from './plugins/proposals';
@@ -18,7 +20,9 @@ const plugins: JupyterFrontEndPlugin<any>[] = [
   proposalsPlugin,
   notebookContextPlugin,
   askHermesPlugin,
-  codeActionsPlugin
+  cellActionsPlugin,
+  codeActionsPlugin,
+  editCellPlugin
 ];
 
 export default plugins;
