@@ -35,6 +35,7 @@ from ..redact import Redactor, redact_logs
 from ..retention import RetentionPolicy, collect
 from ..runs.manager import RunManager
 from ..store import SessionStore
+from .completion import ALLOW_SETTING as ALLOW_COMPLETION, close_client, handlers as completion_handlers
 from .handlers import default_handlers
 from .variables import handlers as variable_handlers
 from .kernel_launch import give_kernels_tokens
@@ -145,6 +146,12 @@ class HermesJupyter(ExtensionApp):
         "Make one with: python -c \"import hashlib,secrets; t=secrets.token_urlsafe(32); "
         "print(t, hashlib.sha256(t.encode()).hexdigest())\"",
     )
+    allow_inline_completion = Bool(
+        True, config=True,
+        help="Whether people may turn on inline completion in code cells (their JupyterLab setting, off by "
+        "default), which sends the code around the cursor, redacted, to the OpenAI-compatible model at every "
+        "pause in typing. False: `POST complete` answers 409 (docs/editor.md).",
+    )
     kernel_env_drop = List(
         Unicode(), default_value=["JUPYTERHUB_API_TOKEN", "JPY_API_TOKEN", "JUPYTER_TOKEN"], config=True,
         help="Environment variables left out of every kernel this server starts: credentials that act as the "
@@ -161,6 +168,7 @@ class HermesJupyter(ExtensionApp):
         self.kernel_tokens = KernelTokens()
         self.settings[KERNEL_TOKEN_SETTING] = self.kernel_tokens
         self.settings[PERSON_SETTING] = person_digests(list(self.person_token_sha256))
+        self.settings[ALLOW_COMPLETION] = self.allow_inline_completion
         give_kernels_tokens(self.serverapp.kernel_manager, self.kernel_tokens, self.kernel_env_drop)
         server_token = getattr(self.serverapp.identity_provider, "token", "") or ""
         self.redactor = Redactor.from_environ(extra=[server_token])  # kernel tokens are masked by their hjk_ shape
@@ -261,6 +269,7 @@ class HermesJupyter(ExtensionApp):
         self.handlers.extend((prefix + pattern, handler) for pattern, handler in default_handlers)
         self.handlers.extend((prefix + pattern, handler) for pattern, handler in settings_handlers)
         self.handlers.extend((prefix + pattern, handler) for pattern, handler in variable_handlers)
+        self.handlers.extend((prefix + pattern, handler) for pattern, handler in completion_handlers)
         self.handlers.append((prefix + r"runs/(?P<run_id>[^/]+)/stream", RunStreamHandler))
         self.handlers.append((NO_ROUTE, NoRouteHandler))  # last: any other hermes/api address is a JSON 404
 
@@ -332,6 +341,8 @@ class HermesJupyter(ExtensionApp):
 
     async def stop_extension(self) -> None:
         """Drain: refuse new runs, wait up to drain_timeout, settle the rest as server_shutdown."""
+        if self.serverapp is not None:
+            await close_client(self.serverapp.web_app.settings)
         hermes = getattr(self, "hermes", None)
         if hermes is None:
             return

@@ -114,6 +114,7 @@ ACTIONS = {
     "delete": "delete a session",
     "settings": "change or test the model settings",
     "backend": "switch a session to another kind of agent",
+    "complete": "ask for inline completions",
 }
 
 

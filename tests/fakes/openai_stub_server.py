@@ -18,6 +18,7 @@ The reply is chosen by the last user message (first match wins):
 | `use the NAME tool with {json}`   | one call of NAME with those arguments                     |
 | `use these tools in turn: [json]` | one call per round, from a list of `[NAME, {args}]`       |
 | `use a tool` (+ `N times`)        | one `list_files {"path": "."}` call (in N rounds)         |
+| `<CURSOR>` (an inline completion) | `STUB_COMPLETION`, whatever else the code says             |
 | anything else                     | `Hello from the stub model.`                              |
 
 Once tool results follow the last user message, the reply is `Tool result: <results>`.
@@ -40,6 +41,8 @@ STUB_MODEL = "stub-model"
 #: Hermes Agent refuses a model whose reported context is below 64K.
 STUB_CONTEXT_LENGTH = 131072
 DEFAULT_REPLY = "Hello from the stub model."
+#: The inline completion (docs/editor.md) of any prompt holding the cursor marker.
+STUB_COMPLETION = "(a, b):\n    return a + b"
 
 _ERROR_RE = re.compile(r"error (\d{3})")
 _COUNT_RE = re.compile(r"count to (\d+)")
@@ -82,6 +85,8 @@ def choose_reply(body: dict[str, Any]) -> Reply:
     lowered = prompt.lower()
     slow = "slowly" in lowered
     tool_results = [_text(m.get("content")) for m in messages[last_user + 1 :] if m.get("role") == "tool"]
+    if "<CURSOR>" in prompt:  # an inline completion: the code may say anything, the answer is fixed
+        return Reply(_text_deltas(STUB_COMPLETION), slow=slow)
     if (in_turn := _in_turn(prompt)) is not None:
         if len(tool_results) < len(in_turn):
             return _tool_reply([in_turn[len(tool_results)]], slow)
