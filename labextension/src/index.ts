@@ -7,6 +7,7 @@ import { askHermesPlugin } from './plugins/ask-hermes';
 import { cellActionsPlugin } from './plugins/cell-actions';
 import { codeActionsPlugin } from './plugins/code-actions';
 import { editCellPlugin } from './plugins/edit-cell';
+import { inlineCompletionPlugin } from './plugins/inline-completion';
 import { notebookContextPlugin } from './plugins/notebook-context';
 import { notebookRecoveryPlugin } from './plugins/notebook-recovery';
 import { proposalsPlugin } from './plugins/proposals';
@@ -22,7 +23,8 @@ const plugins: JupyterFrontEndPlugin<any>[] = [
   askHermesPlugin,
   cellActionsPlugin,
   codeActionsPlugin,
-  editCellPlugin
+  editCellPlugin,
+  inlineCompletionPlugin
 ];
 
 export default plugins;
