@@ -2,3 +2,4 @@ import './base.css';
 import './notebook-ui.css';
 import './variables.css';
 import './model-settings.css';
+import './mentions.css';

@@ -6,6 +6,7 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
 import type { AttachmentKind, IAttachment } from '../api/contract';
+import type { IMention, IMentionSource } from './mentions';
 
 /** Characters of one attachment's text the client sends (the server cuts at the same cap). */
 export const MAX_ATTACHMENT_CHARS = 20_000;
@@ -17,6 +18,8 @@ export interface IAttachmentSources {
   /** Kinds this source can attach right now (a selection needs a notebook, a variable a kernel). */
   available(): AttachmentKind[];
   pick(kind: AttachmentKind): Promise<IAttachment | null>;
+  /** What `@` in the composer can name, built by the same code as `pick` (model/mentions.ts). */
+  mentions?: IMentionSource;
 }
 
 export class AttachmentsModel {
@@ -57,19 +60,33 @@ export class AttachmentsModel {
   }
 
   async pick(kind: AttachmentKind): Promise<void> {
+    const sources = this._sources;
+    await this._attach(() => (sources ? sources.pick(kind) : Promise.resolve(null)), NOTHING[kind]);
+  }
+
+  /** Attach what an `@` pick names; resolves whether it was attached (else `problem` says why). */
+  attachMention(mention: IMention): Promise<boolean> {
+    const source = this._sources?.mentions;
+    return this._attach(
+      () => (source ? source.attach(mention) : Promise.resolve(null)),
+      `${mention.label} could not be attached.`
+    );
+  }
+
+  private async _attach(build: () => Promise<IAttachment | null>, nothing: string): Promise<boolean> {
     let item: IAttachment | null;
     try {
-      item = this._sources ? await this._sources.pick(kind) : null;
+      item = await build();
     } catch (error) {
       // the server's plain sentence ("no variable named …", "the kernel is busy …")
       this._setProblem(error instanceof Error ? error.message : String(error));
-      return;
+      return false;
     }
     if (item) {
-      this.add(item);
-    } else {
-      this._setProblem(NOTHING[kind]);
+      return this.add(item);
     }
+    this._setProblem(nothing);
+    return false;
   }
 
   remove(index: number): void {

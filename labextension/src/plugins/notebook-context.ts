@@ -1,7 +1,8 @@
 /**
  * Where the composer's attachments come from: the active notebook cell, the text
  * selected in it, a file from the server (the file dialog), or a kernel variable
- * chosen in the variable picker (its summary from the server: docs/attachments.md).
+ * chosen in the variable picker (its summary from the server: docs/attachments.md); and what `@`
+ * in the composer names, attached by the same builders.
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { Dialog, ReactWidget } from '@jupyterlab/apputils';
@@ -9,6 +10,8 @@ import type { Cell } from '@jupyterlab/cells';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { FileDialog } from '@jupyterlab/filebrowser';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { PathExt } from '@jupyterlab/coreutils';
+import type { Contents } from '@jupyterlab/services';
 
 import React from 'react';
 
@@ -16,6 +19,7 @@ import type { HermesClient, IVariableListing } from '../api/client';
 import type { AttachmentKind, IAttachment } from '../api/contract';
 import { VariablePicker } from '../components/composer/variable-picker';
 import type { IAttachmentSources } from '../model/attachments';
+import { cellMention, IMention, IMentionSource } from '../model/mentions';
 import { IHermesChat } from '../tokens';
 
 export const notebookContextPlugin: JupyterFrontEndPlugin<void> = {
@@ -67,7 +71,11 @@ class NotebookSources implements IAttachmentSources {
     private _tracker: INotebookTracker,
     private _docs: IDocumentManager | null,
     private _client: HermesClient
-  ) {}
+  ) {
+    this.mentions = new NotebookMentions(_app.serviceManager.contents, _tracker, _client);
+  }
+
+  readonly mentions: IMentionSource;
 
   available(): AttachmentKind[] {
     const kinds: AttachmentKind[] = this._docs ? ['file'] : [];
@@ -105,11 +113,96 @@ class NotebookSources implements IAttachmentSources {
     if (!chosen) {
       return null;
     }
-    const model = await this._app.serviceManager.contents.get(chosen.path, { type: 'file', format: 'text', content: true });
-    if (typeof model.content !== 'string') {
-      return null;
+    return fileAttachment(this._app.serviceManager.contents, chosen.path, chosen.name);
+  }
+}
+
+/** A text file from the server as an attachment (null: not text). */
+export async function fileAttachment(contents: Contents.IManager, path: string, name: string): Promise<IAttachment | null> {
+  const model = await contents.get(path, { type: 'file', format: 'text', content: true });
+  if (typeof model.content !== 'string') {
+    return null;
+  }
+  return { kind: 'file', label: name, text: model.content, path };
+}
+
+/** A variable as the server summarizes it (shape, dtypes, head…): the picker's and `@`'s attachment. */
+export async function variableAttachment(client: HermesClient, path: string, name: string): Promise<IAttachment> {
+  const shown = await client.describeVariable(path, name);
+  return { kind: 'variable', label: name, text: shown.text, path };
+}
+
+/**
+ * What `@` names: the kernel's variables and the cells of the notebook in front, and the files in
+ * its folder (the server root without a notebook). A kind that cannot be read is left out.
+ */
+class NotebookMentions implements IMentionSource {
+  constructor(
+    private _contents: Contents.IManager,
+    private _tracker: INotebookTracker,
+    private _client: HermesClient
+  ) {}
+
+  async mentions(): Promise<IMention[]> {
+    const panel = this._tracker.currentWidget;
+    const [variables, files] = await Promise.all([
+      panel?.sessionContext.session?.kernel ? this._variables(panel.context.path) : [],
+      this._files(panel ? PathExt.dirname(panel.context.path) : '')
+    ]);
+    const cells = panel
+      ? panel.content.widgets.map((cell, i) =>
+          cellMention(panel.context.path, cell.model.id, i, cell.model.sharedModel.getSource(), cellLabel(panel, cell))
+        )
+      : [];
+    return [...variables, ...cells, ...files];
+  }
+
+  async attach(mention: IMention): Promise<IAttachment | null> {
+    switch (mention.kind) {
+      case 'variable':
+        return mention.notebook ? variableAttachment(this._client, mention.notebook, mention.key) : null;
+      case 'file':
+        return fileAttachment(this._contents, mention.key, mention.label);
+      case 'cell': {
+        const panel = this._tracker.find(p => p.context.path === mention.notebook);
+        const cell = panel?.content.widgets.find(c => c.model.id === mention.key);
+        return panel && cell ? cellAttachment(panel, cell) : null;
+      }
     }
-    return { kind: 'file', label: chosen.name, text: model.content, path: chosen.path };
+  }
+
+  private async _variables(path: string): Promise<IMention[]> {
+    try {
+      const listing = await this._client.listVariables(path);
+      return listing.variables.map(row => ({
+        kind: 'variable' as const,
+        key: row.name,
+        notebook: path,
+        label: row.name,
+        detail: row.size ? `${row.type} · ${row.size}` : row.type,
+        word: row.name
+      }));
+    } catch {
+      return []; // no kernel yet, or a busy one: `@` still offers cells and files
+    }
+  }
+
+  private async _files(folder: string): Promise<IMention[]> {
+    try {
+      const listing = await this._contents.get(folder, { content: true });
+      const items = Array.isArray(listing.content) ? (listing.content as Contents.IModel[]) : [];
+      return items
+        .filter(item => item.type !== 'directory')
+        .map(item => ({
+          kind: 'file' as const,
+          key: item.path,
+          label: item.name,
+          detail: item.type === 'notebook' ? 'notebook' : undefined,
+          word: item.name
+        }));
+    } catch {
+      return [];
+    }
   }
 }
 
@@ -143,11 +236,7 @@ async function variable(panel: NotebookPanel, client: HermesClient): Promise<IAt
   }
   const path = panel.context.path;
   const name = await pickVariable(client, path);
-  if (!name) {
-    return null;
-  }
-  const shown = await client.describeVariable(path, name);
-  return { kind: 'variable', label: name, text: shown.text, path };
+  return name ? variableAttachment(client, path, name) : null;
 }
 
 /** The picker in a dialog: the chosen variable's name, or null when cancelled. */

@@ -5,7 +5,8 @@
  * hands it to that turn, and Stop stops it.
  * Keyboard: ArrowUp in an empty box recalls the prompts sent before (ArrowDown
  * goes back), Escape stops the running turn, or, when none runs, gives the focus
- * back to the notebook (docs/sidebar.md).
+ * back to the notebook (docs/sidebar.md). `@` opens a list of variables, cells and files to attach
+ * (mentions.tsx); while it is open its keys come first.
  */
 import React, { useRef, useState } from 'react';
 
@@ -13,6 +14,7 @@ import type { SendMode } from '../../api/contract';
 import type { AttachmentsModel } from '../../model/attachments';
 import { AttachmentChips } from './attachment-chips';
 import { PromptHistory } from './history';
+import { useMentions } from './mentions';
 
 export interface IComposerProps {
   streaming: boolean;
@@ -37,6 +39,8 @@ export function Composer(props: IComposerProps): JSX.Element {
   const [text, setText] = useState('');
   const [sending, setSending] = useState(false);
   const history = useRef(new PromptHistory()).current;
+  const input = useRef<HTMLTextAreaElement>(null);
+  const mentions = useMentions(text, setText, input, props.attachments);
 
   const send = async (mode: SendMode = 'queue') => {
     const message = text.trim();
@@ -56,7 +60,7 @@ export function Composer(props: IComposerProps): JSX.Element {
   };
 
   const onKeyDown = (event: React.KeyboardEvent<HTMLTextAreaElement>) => {
-    if (event.nativeEvent.isComposing) {
+    if (event.nativeEvent.isComposing || mentions.onKeyDown(event)) {
       return;
     }
     if (event.key === 'Enter' && !event.shiftKey) {
@@ -79,13 +83,16 @@ export function Composer(props: IComposerProps): JSX.Element {
   return (
     <div className="jp-HermesComposer">
       {props.attachments && <AttachmentChips model={props.attachments} disabled={sending} />}
+      {mentions.list}
       <textarea
+        ref={input}
+        {...mentions.inputProps}
         className="jp-HermesComposer-input"
         data-testid="hermes-composer"
         placeholder={
           streaming
             ? 'Ask next… (Enter queues it until this answer ends)'
-            : 'Ask Hermes… (Enter sends, Shift+Enter adds a line, ↑ recalls)'
+            : 'Ask Hermes… (Enter sends, Shift+Enter adds a line, ↑ recalls, @ attaches)'
         }
         aria-label="Message to Hermes"
         rows={3}
