@@ -5,6 +5,8 @@
 import { Token } from '@lumino/coreutils';
 
 import type { HermesClient } from './api/client';
+import type { INotebookRef } from './model/active-notebook';
+import type { ICellTurn } from './model/cell-turn';
 import type { ChatModel } from './model/chat';
 
 export interface IHermesChat {
@@ -12,6 +14,11 @@ export interface IHermesChat {
   readonly client: HermesClient;
   /** Show the sidebar (and the chat in it). */
   show(): void;
+  /**
+   * Send a turn about one of `notebook`'s cells to that notebook's session (docs/sidebar.md), shown in
+   * the sidebar; false when it was not accepted (the sidebar says why).
+   */
+  askInNotebook(notebook: INotebookRef, turn: ICellTurn): Promise<boolean>;
 }
 
 export const IHermesChat = new Token<IHermesChat>(

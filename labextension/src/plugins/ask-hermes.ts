@@ -1,19 +1,16 @@
 /**
- * "Ask Hermes" under the error output of an ordinary code cell: one click starts
- * a sidebar turn with the cell's source and its traceback attached. Cells that
- * talk to Hermes themselves (`%%hermes`, `%hermes`) get no button.
+ * "Ask Hermes" under the error output of an ordinary code cell: one click sends
+ * the cell's source and its traceback to that notebook's session (cell-actions.ts
+ * builds and sends it, as for Explain and Fix). Cells that talk to Hermes
+ * themselves (`%%hermes`, `%hermes`) get no button.
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { Cell, CodeCell } from '@jupyterlab/cells';
-import type { IError } from '@jupyterlab/nbformat';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
 import { IHermesChat } from '../tokens';
-import { cellAttachment, stripAnsi } from './notebook-context';
-
-/** What the turn asks; the cell and its traceback travel as an attachment. */
-export const ASK_ABOUT_ERROR = 'This cell failed. Explain the error and how to fix it.';
+import { askAboutCell, offers } from './cell-actions';
 
 export const askHermesPlugin: JupyterFrontEndPlugin<void> = {
   id: 'hermes-jupyter:ask-hermes',
@@ -42,7 +39,9 @@ function watchNotebook(hermes: IHermesChat, panel: NotebookPanel): void {
         watched.delete(cell);
         shown.delete(cell);
       });
-      sync();
+      // A reopened notebook's cells are placeholders until first drawn: their input and output
+      // areas are laid out then, so the button waits for that (else it lands above the input).
+      void cell.ready.then(() => !cell.isDisposed && sync());
     }
   };
   panel.content.model?.cells.changed.connect(() => requestAnimationFrame(update));
@@ -51,14 +50,13 @@ function watchNotebook(hermes: IHermesChat, panel: NotebookPanel): void {
 
 /** A button while the cell shows an error (and is not a Hermes cell), none otherwise. */
 function syncButton(hermes: IHermesChat, panel: NotebookPanel, cell: CodeCell, shown: Map<Cell, Widget>): void {
-  const wanted = errorOf(cell) !== null && !/^\s*%%?hermes\b/.test(cell.model.sharedModel.getSource());
   const have = shown.get(cell);
-  if (!wanted) {
+  if (!offers('ask', cell)) {
     have?.dispose();
     shown.delete(cell);
     return;
   }
-  if (have && !have.isDisposed) {
+  if ((have && !have.isDisposed) || cell.isPlaceholder()) {
     return;
   }
   const widget = new Widget();
@@ -67,31 +65,20 @@ function syncButton(hermes: IHermesChat, panel: NotebookPanel, cell: CodeCell, s
   button.className = 'jp-Button jp-mod-styled jp-HermesAskError-button';
   button.dataset.testid = 'hermes-ask-error';
   button.textContent = 'Ask Hermes';
-  button.title = 'Ask Hermes about this error (the cell and its traceback are attached)';
-  button.onclick = () => void ask(hermes, panel, cell);
+  button.title = 'Ask Hermes about this error (the cell and its traceback go to this notebook\'s session)';
+  button.onclick = () => void askAboutCell(hermes, panel, cell, 'ask');
   widget.node.appendChild(button);
-  (cell.layout as PanelLayout).addWidget(widget);
+  placeAfterOutput(cell, widget);
   shown.set(cell, widget);
 }
 
-function errorOf(cell: CodeCell): IError | null {
-  const outputs = cell.model.outputs;
-  for (let i = 0; i < outputs.length; i++) {
-    const output = outputs.get(i).toJSON();
-    if (output.output_type === 'error') {
-      return output as IError;
-    }
+/** Right under the cell's output area (before its footer), whatever else the cell's layout holds. */
+function placeAfterOutput(cell: CodeCell, widget: Widget): void {
+  const layout = cell.layout as PanelLayout;
+  const output = layout.widgets.findIndex(child => child.hasClass('jp-Cell-outputWrapper'));
+  if (output === -1) {
+    layout.addWidget(widget);
+  } else {
+    layout.insertWidget(output + 1, widget);
   }
-  return null;
-}
-
-async function ask(hermes: IHermesChat, panel: NotebookPanel, cell: CodeCell): Promise<void> {
-  const error = errorOf(cell);
-  if (!error) {
-    return;
-  }
-  const traceback = stripAnsi((error.traceback ?? []).join('\n')) || `${error.ename}: ${error.evalue}`;
-  hermes.chat.attachments.add(cellAttachment(panel, cell, traceback));
-  hermes.show();
-  await hermes.chat.send(ASK_ABOUT_ERROR);
 }

@@ -12,13 +12,15 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
+import { ICommandPalette, showErrorMessage } from '@jupyterlab/apputils';
 import { PageConfig } from '@jupyterlab/coreutils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { HermesClient } from '../api/client';
+import { plainError } from '../api/plain-errors';
 import { ActiveNotebook, bindingOf } from '../model/active-notebook';
+import { sendToNotebook } from '../model/cell-turn';
 import { ChatModel } from '../model/chat';
 import { followSessionRuns } from '../model/follow-session';
 import { followNotebookSession } from '../model/notebook-session';
@@ -96,7 +98,16 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IHermesChat> = {
     for (const command of [CommandIDs.open, CommandIDs.newSession]) {
       palette?.addItem({ command, category: 'Hermes' });
     }
-    return { chat, client, show };
+    const askInNotebook: IHermesChat['askInNotebook'] = async (notebook, turn) => {
+      show();
+      try {
+        return await sendToNotebook(sessions, chat, notebook, turn);
+      } catch (error) {
+        void showErrorMessage('Hermes could not start the turn', plainError(error).text);
+        return false;
+      }
+    };
+    return { chat, client, show, askInNotebook };
   }
 };
 
