@@ -1,6 +1,7 @@
 """The demo agent's answer to an edit-this-cell request (docs/editor.md, docs/demo-agent.md).
 
-JupyterLab's "Edit this cell" sends `Edit this cell (id C): INSTRUCTION` with the cell attached.
+JupyterLab's "Edit this cell" sends `Edit this cell: INSTRUCTION` (then `cell_id "C"` in its request to
+the model) with cell C attached.
 The demo proposes, offline and deterministically, a replacement of cell C: the line
 `# edited by Hermes: INSTRUCTION` above the cell's source, so a browser test needs no model.
 """
@@ -14,7 +15,8 @@ from typing import Any, Final
 from .base import TurnRequest
 
 #: The first line of an edit-this-cell request; the same words the labextension sends (edit-cell.ts).
-EDIT_PREFIX_RE: Final = re.compile(r"Edit this cell \(id ([^)\s]+)\): *(.*)")
+EDIT_PREFIX_RE: Final = re.compile(r"Edit this cell: *(.*)")
+_CELL_ID_RE: Final = re.compile(r'cell_id "([^"\s]+)"')
 EDIT_MARK: Final = "# edited by Hermes: "
 
 
@@ -40,14 +42,16 @@ class _AttachedCell:
 def edit_request(request: TurnRequest) -> EditRequest:
     """The demo's replacement for the attached cell the request names."""
     match = EDIT_PREFIX_RE.match(request.message)
-    assert match is not None
-    cell_id, instruction = match.group(1), match.group(2).strip()
-    cell = next((a for a in request.attachments if a.get("kind") == "cell" and a.get("cell_id") == cell_id), None)
+    named = _CELL_ID_RE.search(request.message)
+    instruction = match.group(1).strip() if match else ""
+    cells = [a for a in request.attachments if a.get("kind") == "cell"]
+    cell = next((a for a in cells if named and a.get("cell_id") == named.group(1)), None)
     if cell is None:
         return EditRequest(None, "I need the cell to edit: it was not attached. Try Edit this cell again.")
     source = str(cell.get("text") or "")
     new = f"{EDIT_MARK}{instruction or 'no instruction'}\n{source}"
     kind = "markdown" if cell.get("language") == "markdown" else "code"
+    cell_id = str(cell.get("cell_id"))
     args = {"action": "replace", "cell_id": cell_id, "source": new, "cell_type": kind}
     reply = "I proposed a new source for the cell. Accept it to apply it; it will not run."
     return EditRequest(args, reply, _AttachedCell(cell_id, source))

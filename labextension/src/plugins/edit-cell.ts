@@ -17,14 +17,15 @@ import { cellAttachment } from './notebook-context';
 export const EDIT_CELL_COMMAND = 'hermes-jupyter:edit-cell';
 
 /**
- * What the turn says. The first line is what the offline demo recognises (agents/demo_edit.py);
- * the rest tells a model which tool to call. The cell's source travels as the attachment.
+ * What the turn says. Its first line is the instruction (it titles a new session); the offline demo
+ * reads that line and the cell id (agents/demo_edit.py); the rest tells a model which tool to call.
+ * The cell's source travels as the attachment.
  */
 export function editRequest(cellId: string, instruction: string): string {
   return (
-    `Edit this cell (id ${cellId}): ${instruction.trim()}\n\n` +
-    `Answer by calling propose_cell with action "replace", cell_id "${cellId}" and the complete new source ` +
-    'of the cell (its current source is attached). Change only what was asked; the user accepts or rejects it.'
+    `Edit this cell: ${instruction.trim()}\n\n` +
+    `The cell is attached. Answer by calling propose_cell with action "replace", cell_id "${cellId}" and the ` +
+    'complete new source of the cell. Change only what was asked; the user accepts or rejects it.'
   );
 }
 
