@@ -33,12 +33,6 @@ export const notebookContextPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
-
-export function stripAnsi(text: string): string {
-  return text.replace(ANSI, '');
-}
-
 /** "In [3]" for an executed code cell, else "#4" (its position). */
 export function cellLabel(panel: NotebookPanel, cell: Cell): string {
   const count = cell.model.type === 'code' ? (cell.model as { executionCount?: number | null }).executionCount : null;
