@@ -1,26 +1,36 @@
-"""Per-token cost of redaction on the journal's hot path, printed as JSON (never asserted in tests).
+"""Per-token cost and held text of the stream redaction, printed as JSON (never asserted in tests).
 
-`per_delta` is what the sink did before the stream redactor: `Redactor.value` on each delta's
-payload. `stream` is what it does now: `StreamRedactor.feed` (hold the tail that could become a
-secret, redact what is released), plus the flush at the end. Both run in the same process on the
-same texts, split as providers stream them (about 4 characters a delta), with a redactor that
-knows a few secrets (as a server started with keys in its environment does):
+`per_delta` is redacting each delta's payload alone (`Redactor.value`: what the sink did before
+the stream redactor; it misses keys split across deltas). `stream` is `StreamRedactor.feed` (hold
+what could still become a secret part, redact what is released) plus the flush at the end. With
+`--baseline FILE` an older `redact_stream.py` (e.g. the one that held every delta's trailing word:
+`git show 4200453:hermes_jupyter/redact_stream.py > /tmp/word.py`) runs too, alternated with the
+others in the same process, so a busy machine slows all alike. The redactor knows a few secrets,
+as a server started with keys in its environment does. Texts:
 
 - `prose`: ordinary words, spaces and punctuation (the common case);
 - `secret_words`: prose that talks about tokens, keys and passwords (the name gate opens);
 - `code`: Python with assignments, dotted names, long identifiers;
 - `cjk`: Chinese text without spaces.
 
-Usage: python benchmarks/bench_redact.py [--quick]
+Each is split two ways: 4-character deltas (cut mid-word), and deltas as a model's tokens come
+(a word with its leading space; 2 characters of Chinese). `held` reports, per delta, the mean
+number of characters held back after it and the share of deltas released whole (nothing held:
+the viewer sees the whole delta at once, not one delta late).
+
+Usage: python benchmarks/bench_redact.py [--quick] [--baseline FILE]
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
 import statistics
 import sys
 import time
-from typing import Callable
+from types import ModuleType
+from typing import Any, Callable
 
 from hermes_jupyter.redact import Redactor
 from hermes_jupyter.redact_stream import StreamRedactor
@@ -36,42 +46,70 @@ TEXTS = {
 }
 
 
-def deltas(text: str, size: int = 4) -> list[str]:
+def chars(text: str, size: int = 4) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def per_delta(pieces: list[str]) -> None:
+def tokens(text: str) -> list[str]:
+    """Deltas as a model's tokens come: a word with the space before it (Chinese: 2 characters)."""
+    return chars(text, 2) if text.isascii() is False and " " not in text else re.findall(r"\s*\S+|\s+", text)
+
+
+def per_delta(_: Any, pieces: list[str]) -> None:
     value = REDACTOR.value
     for piece in pieces:
         value({"text": piece})
 
 
-def stream(pieces: list[str]) -> None:
-    redactor = StreamRedactor(REDACTOR)
+def stream(cls: type, pieces: list[str]) -> None:
+    redactor = cls(REDACTOR)
     feed = redactor.feed
     for piece in pieces:
         feed("token", piece)
     redactor.flush()
 
 
-def ns_per_delta(fn: Callable[[list[str]], None], pieces: list[str]) -> float:
+def held(cls: type, pieces: list[str]) -> dict[str, float]:
+    redactor = cls(REDACTOR)
+    sizes = []
+    for piece in pieces:
+        redactor.feed("token", piece)
+        sizes.append(len(redactor.held))
+    return {"mean_chars": round(statistics.fmean(sizes), 2), "released_whole": round(sizes.count(0) / len(sizes), 3)}
+
+
+def ns_per_delta(fn: Callable[[Any, list[str]], None], cls: Any, pieces: list[str]) -> float:
     start = time.perf_counter_ns()
-    fn(pieces)
+    fn(cls, pieces)
     return (time.perf_counter_ns() - start) / len(pieces)
+
+
+def load(path: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("hermes_jupyter._baseline_redact_stream", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = "hermes_jupyter"  # its relative imports resolve against the installed package
+    spec.loader.exec_module(module)
+    return module
 
 
 def main() -> None:
     rounds = 5 if "--quick" in sys.argv else 41
-    out: dict[str, dict[str, float]] = {}
+    runs: dict[str, tuple[Callable[[Any, list[str]], None], Any]] = {
+        "per_delta": (per_delta, None), "stream": (stream, StreamRedactor)}
+    if "--baseline" in sys.argv:
+        runs["baseline"] = (stream, load(sys.argv[sys.argv.index("--baseline") + 1]).StreamRedactor)
+    out: dict[str, Any] = {}
     for name, text in TEXTS.items():
-        pieces = deltas(text)
-        before: list[float] = []
-        after: list[float] = []
-        for _ in range(rounds):  # alternated, so a busy machine slows both alike
-            before.append(ns_per_delta(per_delta, pieces))
-            after.append(ns_per_delta(stream, pieces))
-        b, a = statistics.median(before), statistics.median(after)
-        out[name] = {"deltas": len(pieces), "per_delta_ns": round(b), "stream_ns": round(a), "ratio": round(a / b, 2)}
+        for split, pieces in (("4_chars", chars(text)), ("tokens", tokens(text))):
+            times: dict[str, list[float]] = {run: [] for run in runs}
+            for _ in range(rounds):  # alternated, so a busy machine slows all alike
+                for run, (fn, cls) in runs.items():
+                    times[run].append(ns_per_delta(fn, cls, pieces))
+            row: dict[str, Any] = {"deltas": len(pieces)}
+            row.update({f"{run}_ns": round(statistics.median(t)) for run, t in times.items()})
+            row.update({f"held_{run}": held(cls, pieces) for run, (_, cls) in runs.items() if cls is not None})
+            out[f"{name}/{split}"] = row
     print(json.dumps({"per_token_cost": out}, indent=2))
 
 

@@ -53,6 +53,19 @@ _ASSIGNMENT: Final = re.compile(
     """
 )
 
+#: Words one of which every name `_ASSIGNMENT` masks contains (lower case).
+SECRET_WORDS: Final = ("key", "secret", "token", "passw", "credential", "auth", "cookie")
+
+
+def has_secret_word(text: str) -> bool:
+    """Whether `text` has a word a secret's name needs (a cheap gate before `_ASSIGNMENT`'s costly scan)."""
+    low = text.lower()
+    for word in SECRET_WORDS:
+        if word in low:
+            return True
+    return False
+
+
 #: Environment variables whose value is a secret by name.
 _SECRET_ENV_NAME: Final = re.compile(r"(?i)(KEY|TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|COOKIE|AUTH)")
 
@@ -92,6 +105,8 @@ class Redactor:
             if needle in (text.lower() if fold else text):
                 text = pattern.sub(MASK, text)
         if "=" not in text and ":" not in text:  # `_ASSIGNMENT` needs one (its `sep`), and is the costly scan
+            return text
+        if not has_secret_word(text):  # and one of its names' words
             return text
         return _ASSIGNMENT.sub(_mask_assignment, text)
 

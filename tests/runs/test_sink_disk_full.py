@@ -1,6 +1,6 @@
 """Held-back text and a journal that refuses rows (a full disk): the run still ends its stream.
 
-The stream redactor holds a run's last word until its next delta or a flush point (docs/journal.md,
+The stream redactor holds a tail that may still become a secret (`sk-pr`) until its next delta or a flush point (docs/journal.md,
 "Streamed text and redaction"). When the disk is full that flush is refused too; it must neither
 stop the run from ending (its stream closed as cut by a full disk, its turn settled with the note)
 nor journal the held word later after the gap its refused row left.
@@ -59,9 +59,9 @@ def sink_of(core: Core) -> tuple[RunSink, str, str]:
 async def test_a_refused_delta_takes_the_held_word_with_it(hermes_core: Core, monkeypatch: pytest.MonkeyPatch) -> None:
     disk = Disk(monkeypatch, room=1)
     sink, sid, rid = sink_of(hermes_core)
-    sink.emit("token", {"text": "one two thr"})  # journals "one two ", holds "thr"
+    sink.emit("token", {"text": "one two sk-pr"})  # journals "one two ", holds "sk-pr" (it may become a key)
     with pytest.raises(OSError):
-        sink.emit("token", {"text": "ee four"})  # "three " refused; "four" held after it
+        sink.emit("token", {"text": "oj and sk-x"})  # "sk-proj and " refused; "sk-x" held after it
     disk.free()
     sink.flush()
     assert texts(hermes_core, sid, rid) == ["one two "], "nothing after the gap the refused row left"
@@ -72,7 +72,7 @@ async def test_closing_while_the_disk_refuses_the_held_word_still_closes(
 ) -> None:
     disk = Disk(monkeypatch, room=1)
     sink, sid, rid = sink_of(hermes_core)
-    sink.emit("token", {"text": "one two thr"})
+    sink.emit("token", {"text": "one two sk-pr"})
     sink.close()  # the refusal is logged; the run's ending goes on
     disk.free()
     sink.emit("token", {"text": "late"})
@@ -83,7 +83,7 @@ async def test_closing_while_the_disk_refuses_the_held_word_still_closes(
 async def test_a_refused_terminal_flush_still_closes_the_sink(hermes_core: Core, monkeypatch: pytest.MonkeyPatch) -> None:
     disk = Disk(monkeypatch, room=1)
     sink, sid, rid = sink_of(hermes_core)
-    sink.emit("token", {"text": "one two thr"})
+    sink.emit("token", {"text": "one two sk-pr"})
     with pytest.raises(OSError):
         sink.append_terminal("apperror", {"message": "x"})
     disk.free()
@@ -92,8 +92,8 @@ async def test_a_refused_terminal_flush_still_closes_the_sink(hermes_core: Core,
 
 
 @pytest.mark.parametrize("script", [
-    Script(steps=[("token", {"text": "one two thr"}), ("token", {"text": "ee four"})]),
-    Script(steps=[("token", {"text": "one two thr"})], raise_after=OSError(errno.ENOSPC, "No space left on device")),
+    Script(steps=[("token", {"text": "one two sk-pr"}), ("token", {"text": "oj and sk-x"})]),
+    Script(steps=[("token", {"text": "one two sk-pr"})], raise_after=OSError(errno.ENOSPC, "No space left on device")),
 ], ids=["a delta refused", "the backend's own write refused"])
 async def test_a_run_cut_by_a_full_disk_with_a_word_held_ends_its_stream(
     hermes_engine: Engine, monkeypatch: pytest.MonkeyPatch, script: Script
