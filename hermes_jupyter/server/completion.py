@@ -156,7 +156,7 @@ class CompleteHandler(HermesHandler):
         client = self.settings.get(_CLIENT)
         if client is None:
             client = self.settings[_CLIENT] = httpx.AsyncClient(follow_redirects=False)
-        return client  # type: ignore[no-any-return]
+        return client
 
 
 async def close_client(settings: dict[str, Any]) -> None:

@@ -14,14 +14,15 @@ MESSAGE = ('Edit this cell: add a comment\n\nThe cell is attached. Answer by cal
            '"replace", cell_id "c-42" and the complete new source of the cell.')
 
 
-async def _events(api: HermesClient, message: str, attachments: list[dict[str, Any]], notebook: str | None) -> list:
+async def _events(api: HermesClient, message: str, attachments: list[dict[str, Any]], notebook: str | None
+) -> list[dict[str, Any]]:
     sid = (await api.create_session(**({"notebook_path": notebook} if notebook else {})))["session_id"]
     run_id = await api.start(sid, message, attachments=attachments)
     await api.wait_status(run_id, "completed", "errored")
     return (await api.call("GET", "runs", run_id, "events"))[1]["events"]  # type: ignore[no-any-return]
 
 
-def _text(events: list) -> str:
+def _text(events: list[dict[str, Any]]) -> str:
     return "".join(r["payload"].get("text", "") for r in events if r["event"] == "token")
 
 
