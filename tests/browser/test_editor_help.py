@@ -90,8 +90,8 @@ def test_an_inline_completion_appears_as_ghost_text_and_tab_accepts_it(
     completing_lab: LabPage, stub: OpenAIStubServer,
 ) -> None:
     lab = completing_lab
-    path = write_notebook(lab.server, "inline.ipynb", "import math", "", kernel=False)
-    lab.open_notebook(path, kernel=False)
+    path = write_notebook(lab.server, "inline.ipynb", "import math", "")  # with a kernel: its Tab completer too
+    lab.open_notebook(path)
     _type_in_cell(lab, 1)
     lab.page.keyboard.type(f'token = "{KEY}"\ndef add')
     ghost = lab.page.locator(CELL).nth(1).locator(".jp-GhostText")
