@@ -191,7 +191,7 @@ def _open_start(full: str, start: int, secrets: tuple[str, ...]) -> int:
     view = MaskedView(full, secrets)
     text, vstart = view.text, view.to_view(start)
     word = len(text) - len(text.rsplit(None, 1)[-1])
-    return view.to_full(_pattern_start(text, max(vstart, word), word))
+    return max(start, view.to_full(_pattern_start(text, max(vstart, word), word)))  # released text stays released
 
 
 class MaskedView:
