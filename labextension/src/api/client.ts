@@ -309,6 +309,14 @@ export class HermesClient {
     return url;
   }
 
+  /**
+   * A request to a hermes route for the route modules beside this one (api/settings.ts): the same
+   * URL building, credentials, plain errors and reconnect signal as every other request.
+   */
+  call<T>(method: string, parts: string[], body?: unknown): Promise<T> {
+    return this.request<T>(method, parts, body);
+  }
+
   private async request<T>(
     method: string,
     parts: string[],

@@ -3,10 +3,7 @@
  * find local model servers. The key is sent, never received: the server
  * answers `key_set` and at most a 4-character hint.
  */
-import { URLExt } from '@jupyterlab/coreutils';
-import { ServerConnection } from '@jupyterlab/services';
-
-import { API_ROOT, HermesApiError } from './client';
+import type { HermesClient } from './client';
 
 export type SettingName = 'backend' | 'url' | 'model' | 'key';
 
@@ -41,57 +38,36 @@ export interface ILocalServer {
   models: string[];
 }
 
-async function call<T>(settings: ServerConnection.ISettings, method: string, path: string[], body?: unknown): Promise<T> {
-  const url = URLExt.join(settings.baseUrl, API_ROOT, ...path);
-  const init: RequestInit = { method };
-  if (body !== undefined) {
-    init.body = JSON.stringify(body);
-    init.headers = { 'Content-Type': 'application/json' };
-  }
-  let response: Response;
-  try {
-    response = await ServerConnection.makeRequest(url, init, settings);
-  } catch {
-    throw new HermesApiError('The Jupyter server cannot be reached. Check that it is running.', 0);
-  }
-  const data = await response.json().catch(() => null);
-  if (!response.ok) {
-    const message = data && typeof data.message === 'string' ? data.message : `The request failed (${response.status}).`;
-    throw new HermesApiError(message, response.status);
-  }
-  return data as T;
-}
-
-export function getModelSettings(settings: ServerConnection.ISettings): Promise<IModelSettings> {
-  return call(settings, 'GET', ['settings']);
+export function getModelSettings(client: HermesClient): Promise<IModelSettings> {
+  return client.call('GET', ['settings']);
 }
 
 export function saveModelSettings(
-  settings: ServerConnection.ISettings,
+  client: HermesClient,
   change: ModelSettingsChange
 ): Promise<IModelSettings> {
-  return call(settings, 'PUT', ['settings'], change);
+  return client.call('PUT', ['settings'], change);
 }
 
 /** Test `url`, `key` and `model` (each left out: the saved one). */
 export function testConnection(
-  settings: ServerConnection.ISettings,
+  client: HermesClient,
   what: { url?: string; key?: string; model?: string }
 ): Promise<IConnectionCheck> {
-  return call(settings, 'POST', ['settings', 'test'], what);
+  return client.call('POST', ['settings', 'test'], what);
 }
 
-export async function findLocalServers(settings: ServerConnection.ISettings): Promise<ILocalServer[]> {
-  const found = await call<{ servers: ILocalServer[] }>(settings, 'GET', ['settings', 'local']);
+export async function findLocalServers(client: HermesClient): Promise<ILocalServer[]> {
+  const found = await client.call<{ servers: ILocalServer[] }>('GET', ['settings', 'local']);
   return found.servers ?? [];
 }
 
 /** Switch a session to `backend` (and `model`, else the backend's default) from its next turn. */
 export function switchSession(
-  settings: ServerConnection.ISettings,
+  client: HermesClient,
   sid: string,
   backend: string,
   model: string | null
 ): Promise<unknown> {
-  return call(settings, 'PATCH', ['sessions', encodeURIComponent(sid)], { backend, model });
+  return client.call('PATCH', ['sessions', sid], { backend, model });
 }

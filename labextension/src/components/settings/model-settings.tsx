@@ -14,7 +14,7 @@ import {
   SettingName
 } from '../../api/settings';
 
-/** What the form calls on the server (api/settings.ts, bound to the server's settings). */
+/** What the form calls on the server (api/settings.ts, through the one client). */
 export interface IModelSettingsApi {
   get(): Promise<IModelSettings>;
   save(change: ModelSettingsChange): Promise<IModelSettings>;

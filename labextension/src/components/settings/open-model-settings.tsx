@@ -17,12 +17,12 @@ import type { ChatModel } from '../../model/chat';
 import { IModelSettingsApi, ModelSettingsForm } from './model-settings';
 
 export async function openModelSettings(chat: ChatModel): Promise<void> {
-  const server = chat.client.serverSettings;
+  const client = chat.client;
   const api: IModelSettingsApi = {
-    get: () => getModelSettings(server),
-    save: change => saveModelSettings(server, change),
-    test: what => testConnection(server, what),
-    local: () => findLocalServers(server)
+    get: () => getModelSettings(client),
+    save: change => saveModelSettings(client, change),
+    test: what => testConnection(client, what),
+    local: () => findLocalServers(client)
   };
   const body = ReactWidget.create(
     <ModelSettingsForm
@@ -30,7 +30,7 @@ export async function openModelSettings(chat: ChatModel): Promise<void> {
       onSaved={async saved => {
         const sid = chat.sessionId;
         if (sid) {
-          await switchSession(server, sid, saved.backend, saved.backend === 'openai' ? saved.model || null : null);
+          await switchSession(client, sid, saved.backend, saved.backend === 'openai' ? saved.model || null : null);
         }
         await chat.modelsChanged();
       }}
