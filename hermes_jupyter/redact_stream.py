@@ -36,7 +36,8 @@ KEEP_CHARS: Final = 512
 CONTEXT_CHARS: Final = 256
 #: How far before a value its secret name (and separator) is looked for.
 _NAME_CHARS: Final = 96
-#: How many times a known secret straddling the cut may move it back (then all is held until the flush).
+#: How many times a cut (or the look-behind's start) may move back, each move uncovering another
+#: secret or name before it (then all is held until the flush).
 _MAX_CHAIN: Final = 8
 
 _NAME: Final = (r"[A-Za-z0-9_.\-]*(?:api[_\-]?key|secret|token|passw(?:or)?d|passwd|credential|auth|cookie)"
