@@ -18,6 +18,11 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from ..server_process import TOKEN, JupyterServerProcess
 
+#: JupyterLab's two themes by the names the scenes use.
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
+#: Resolves after two animation frames: what was changed has been painted.
+TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+
 SIDEBAR = ".jp-HermesSidebar"
 CHAT = f"{SIDEBAR} [data-testid=hermes-chat]"
 COMPOSER = f"{SIDEBAR} [data-testid=hermes-composer]"
@@ -172,6 +177,24 @@ class LabPage:
         path = self.artifacts / f"{name}.png"
         self.page.screenshot(path=str(path))
         return path
+
+    def set_theme(self, theme: str) -> None:
+        """Switch JupyterLab's theme ("light" or "dark") and wait until it is painted (the theme is a
+        setting of the server, so a scene that switches it switches it back)."""
+        name = THEMES[theme]
+        self.execute("apputils:change-theme", {"theme": name})
+        self.page.wait_for_function("(name) => document.body.dataset.jpThemeName === name", arg=name,
+                                    timeout=APP_TIMEOUT_MS)
+        self.page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=APP_TIMEOUT_MS)
+        self.page.evaluate(TWO_FRAMES)
+
+    def screenshot_dark(self, name: str) -> Path:
+        """A screenshot of the same moment in the dark theme, then back to light."""
+        self.set_theme("dark")
+        try:
+            return self.screenshot(name)
+        finally:
+            self.set_theme("light")
 
     # -- the sidebar -----------------------------------------------------------------------------
     def open_sidebar(self) -> None:

@@ -8,6 +8,7 @@ import nbformat
 import pytest
 
 from .lab_page import SIDEBAR, LabPage
+from .test_notebook_assist import keep_screenshot
 
 pytest.importorskip("pandas")
 
@@ -63,7 +64,8 @@ def test_a_session_started_with_the_notebook_in_front_sees_it_across_a_new_kerne
     stored = lab.server.get(f"sessions/{session_id}").json()
     assert (stored["notebook_path"], stored["kernel_id"]) == (NOTEBOOK, kernel_id)
     _ask_names_sales(lab, session_id)
-    lab.screenshot("bound-sidebar")
+    keep_screenshot(lab, "bound-sidebar")
+    keep_screenshot(lab, "bound-sidebar-dark", dark=True)
 
     # Kernel > Shut Down Kernel, then a new kernel, whose cells run again: the same session, no Bind
     lab.page.evaluate(_SHUT_DOWN_JS)

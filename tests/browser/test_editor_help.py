@@ -20,19 +20,6 @@ CELL = ".jp-NotebookPanel .jp-Notebook .jp-Cell"
 EDIT_MARK = "# edited by Hermes: "
 
 
-def _in_dark(lab: LabPage, name: str) -> None:
-    """A dark screenshot of the same moment, then back to light (the theme is a setting of the shared server)."""
-    try:
-        lab.execute("apputils:change-theme", {"theme": "JupyterLab Dark"})
-        lab.page.wait_for_function("document.body.dataset.jpThemeLight === 'false'")
-        lab.page.wait_for_selector("#jupyterlab-splash", state="detached")  # the theme's loading screen
-        keep_screenshot(lab, name)
-    finally:
-        lab.execute("apputils:change-theme", {"theme": "JupyterLab Light"})
-        lab.page.wait_for_function("document.body.dataset.jpThemeLight === 'true'")
-        lab.page.wait_for_selector("#jupyterlab-splash", state="detached")
-
-
 def _type_in_cell(lab: LabPage, index: int) -> None:
     lab.page.locator(CELL).nth(index).locator(".cm-content").click()
     lab.page.wait_for_selector(".jp-Notebook.jp-mod-editMode")
@@ -56,7 +43,7 @@ def test_edit_this_cell_shows_the_replacement_beside_the_cell_and_accept_applies
     session_id = lab.selected_session_id()
     assert session_id and lab.server.get(f"sessions/{session_id}").json()["notebook_path"] == path
     keep_screenshot(lab, "edit-cell")
-    _in_dark(lab, "edit-cell-dark")
+    keep_screenshot(lab, "edit-cell-dark", dark=True)
 
     inline.locator("[data-testid=hermes-proposal-accept]").click()
     lab.page.locator(f"{SIDEBAR} [data-testid=hermes-proposal-card][data-state=accepted]").wait_for()
@@ -98,7 +85,7 @@ def test_an_inline_completion_appears_as_ghost_text_and_tab_accepts_it(
     ghost.wait_for(timeout=30_000)
     assert ghost.inner_text().startswith("(a, b):")
     keep_screenshot(lab, "inline-completion")
-    _in_dark(lab, "inline-completion-dark")
+    keep_screenshot(lab, "inline-completion-dark", dark=True)
     lab.page.locator(CELL).nth(1).locator(".cm-content").focus()
     lab.page.keyboard.press("Tab")
     lab.page.wait_for_function(

@@ -17,12 +17,11 @@ import pytest
 
 from ..server_process import JupyterServerProcess
 from .conftest import ARTIFACTS
-from .lab_page import COMPOSER, SIDEBAR, LabPage
+from .lab_page import COMPOSER, SIDEBAR, TWO_FRAMES, LabPage
 
 NOTEBOOK = "first-hour.ipynb"
 #: Generous: the machine runs several helpers on 2 cores.
 STATE_MS = 60_000
-THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 
 _COMPOSER_FOCUSED = f"document.activeElement === document.querySelector('{COMPOSER}')"
 #: The focus is in the notebook's active cell (the cell itself in command mode, or its editor).
@@ -30,7 +29,6 @@ _ACTIVE_CELL_FOCUSED = (
     "(() => { const cell = document.querySelector('.jp-NotebookPanel .jp-Cell.jp-mod-active');"
     " return !!cell && cell.contains(document.activeElement); })()"
 )
-_TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 # The code block of the last answer against the answer's width, and its toolbar's buttons.
 _CODE_GEOMETRY = """() => {
@@ -74,13 +72,6 @@ def _code_answer(lab: LabPage) -> None:
     lab.page.locator(f"{SIDEBAR} .jp-HermesMessage[data-role=assistant] pre").first.wait_for(timeout=STATE_MS)
 
 
-def _set_theme(lab: LabPage, theme: str) -> None:
-    lab.execute("apputils:change-theme", {"theme": THEMES[theme]})
-    lab.page.wait_for_function(
-        "(name) => document.body.dataset.jpThemeName === name", arg=THEMES[theme], timeout=STATE_MS)
-    lab.page.evaluate(_TWO_FRAMES)
-
-
 def test_code_takes_the_sidebar_width_scrolls_sideways_and_copy_says_it_copied(page: LabPage) -> None:
     # At the default sidebar width the demo's code block spans the whole answer (no 2em indent on
     # each side) and its long line scrolls inside the block; the toolbar is one row of one-line
@@ -120,11 +111,11 @@ def test_code_takes_the_sidebar_width_scrolls_sideways_and_copy_says_it_copied(p
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     sidebar = lab.page.locator(SIDEBAR)
     sidebar.screenshot(path=str(ARTIFACTS / "first-hour-code-light.png"))
-    _set_theme(lab, "dark")
+    lab.set_theme("dark")
     try:
         sidebar.screenshot(path=str(ARTIFACTS / "first-hour-code-dark.png"))
     finally:
-        _set_theme(lab, "light")
+        lab.set_theme("light")
 
 
 def test_escape_and_the_shortcut_go_back_to_the_notebook_and_shift_tab_is_not_swallowed(page: LabPage) -> None:
@@ -155,7 +146,7 @@ def test_escape_and_the_shortcut_go_back_to_the_notebook_and_shift_tab_is_not_sw
     lab.page.keyboard.press("Shift+Tab")
     lab.page.wait_for_function(f"!({_COMPOSER_FOCUSED})", timeout=STATE_MS)
     for _ in range(5):  # the focus stays where Shift+Tab put it, frame after frame
-        lab.page.evaluate(_TWO_FRAMES)
+        lab.page.evaluate(TWO_FRAMES)
         assert not lab.page.evaluate(_COMPOSER_FOCUSED)
     before_composer = lab.page.evaluate(
         f"(() => {{ const a = document.activeElement; const c = document.querySelector('{COMPOSER}');"

@@ -19,7 +19,6 @@ USER = f"{SIDEBAR} .jp-HermesMessage[data-role=user]"
 LIST = f"{SIDEBAR} [data-testid=hermes-mentions]"
 OPTION = f"{LIST} [data-testid=hermes-mention]"
 CHIP = f"{SIDEBAR} [data-testid=hermes-attachment-chip]"
-THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 _RAN_JS = "() => { const w = window.jupyterapp.shell.currentWidget; return !!w && !!w.content &&" \
           " w.content.widgets[1].model.executionCount === 2; }"
 
@@ -49,13 +48,6 @@ def _enter_sends(lab: LabPage, turns: int) -> None:
     lab.page.wait_for_function(
         "([sel, n]) => document.querySelectorAll(sel).length >= n", arg=[ASSISTANT, turns], timeout=30_000)
     lab.wait_idle()
-
-
-def _theme(lab: LabPage, theme: str) -> None:
-    lab.execute("apputils:change-theme", {"theme": THEMES[theme]})
-    lab.page.wait_for_function(
-        "(name) => document.body.dataset.jpThemeName === name", arg=THEMES[theme], timeout=30_000)
-    lab.page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=30_000)
 
 
 def test_at_completes_variables_cells_and_files_and_a_pick_attaches_it(lab: LabPage) -> None:
@@ -110,9 +102,7 @@ def test_at_completes_variables_cells_and_files_and_a_pick_attaches_it(lab: LabP
     lab.page.keyboard.press("Backspace")
     lab.page.keyboard.type("@")
     lab.page.wait_for_selector(f"{LIST}[data-state=ready]", timeout=30_000)
-    _theme(lab, "dark")
-    lab.screenshot("mentions-dark")
-    _theme(lab, "light")
+    lab.screenshot_dark("mentions-dark")
     lab.page.click(f"{OPTION}[data-kind=cell][data-label='#2']")
     cell_chip = lab.page.locator(f"{CHIP}[data-kind=cell]")
     cell_chip.wait_for()

@@ -12,6 +12,7 @@ import pytest
 from ..fakes.openai_stub_server import STUB_MODEL, OpenAIStubServer
 from ..server_process import JupyterServerProcess
 from .lab_page import SIDEBAR, LabPage
+from .test_notebook_assist import keep_screenshot
 
 KEY = "sk-browser-" + "5f4e3d2c1b0a9f8e7d6cQRST"
 FORM = ".jp-Dialog [data-testid=hermes-model-settings]"
@@ -59,7 +60,8 @@ def test_the_settings_dialog_switches_the_session_to_an_openai_compatible_server
     lab.page.click(f"{FORM} [data-testid=hermes-settings-test]")
     assert _status(lab, "Connected.") == f"Connected. Models: {STUB_MODEL}."
     assert lab.page.get_attribute(f"{FORM} [data-testid=hermes-settings-key]", "type") == "password"
-    lab.screenshot("model-settings")
+    keep_screenshot(lab, "model-settings")
+    keep_screenshot(lab, "model-settings-dark", dark=True)
     lab.page.click(f"{FORM} [data-testid=hermes-settings-save]")
     assert _status(lab, "Saved.") == f"Saved. The next answer comes from {STUB_MODEL} at {stub.base_url}."
     key_field = f"{FORM} [data-testid=hermes-settings-key]"

@@ -34,8 +34,9 @@ def cells(lab: LabPage) -> list[dict[str, Any]]:
     return list(lab.page.evaluate("window.jupyterapp.shell.currentWidget.content.model.toJSON().cells"))
 
 
-def keep_screenshot(lab: LabPage, name: str) -> None:
-    shutil.copyfile(lab.screenshot(name), SCREENSHOTS / f"{name}.png")
+def keep_screenshot(lab: LabPage, name: str, *, dark: bool = False) -> None:
+    """A screenshot kept in docs/screenshots/ (in the dark theme with `dark`, then back to light)."""
+    shutil.copyfile(lab.screenshot_dark(name) if dark else lab.screenshot(name), SCREENSHOTS / f"{name}.png")
 
 
 def select_cell(lab: LabPage, index: int) -> None:

@@ -7,6 +7,7 @@ import nbformat
 import pytest
 
 from .lab_page import SIDEBAR, LabPage
+from .test_notebook_assist import keep_screenshot
 
 pytest.importorskip("pandas")
 
@@ -40,7 +41,8 @@ def test_the_picker_lists_the_kernel_variables_and_attaches_a_dataframe_with_its
     assert df_row.locator(".jp-HermesVariables-size").inner_text() == "4 × 2"
     df_row.click()
     lab.page.wait_for_selector(f"{PICKER} [data-name=df][aria-selected=true]")
-    lab.screenshot("variable-picker")
+    keep_screenshot(lab, "variable-picker")
+    keep_screenshot(lab, "variable-picker-dark", dark=True)
     lab.page.click(".jp-Dialog .jp-mod-accept")
     chip = lab.page.locator(f"{SIDEBAR} [data-testid=hermes-attachment-chip][data-kind=variable]")
     chip.wait_for()
