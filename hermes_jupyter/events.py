@@ -28,6 +28,11 @@ CANCEL: Final = "cancel"
 APPERROR: Final = "apperror"
 STREAM_END: Final = "stream_end"
 ERROR: Final = "error"
+#: A `status` payload's `kind`, when it has one: `steer` (what the user added to a running turn) or `waiting`
+#: (the model has not started answering: every row of one wait carries the same `wait_id` and the folds show
+#: them as one note, updated; docs/transcript.md "Waiting notes"). A status without a kind is a plain note.
+StatusKind = Literal["steer", "waiting"]
+WAITING: Final = "waiting"
 #: The first row of a run that continues an interrupted one: `{continues: <run_id>}` (docs/transcript.md, "Continue").
 CONTINUATION: Final = "continuation"
 

@@ -78,3 +78,9 @@ def answer_words(answer: str, by_kind: str | None, user: str | None = None, reas
     if by_kind == "person":
         return ANSWER_WORDS["by_person"].format(answer=words, user=user) if user else words
     return f"{words} ({reason})" if reason and reason != "answered" else words
+#: The one note shown while a model has not started answering (docs/transcript.md "Waiting notes"): it reads
+#: `waiting` and updates while the wait lasts, then, if the model answers, `waited`. `{s}` is whole seconds.
+WAITING_WORDS: Final[dict[str, str]] = {
+    "waiting": "Waiting for the model ({s} s)…",
+    "waited": "The model took {s} s to start answering.",
+}

@@ -151,6 +151,8 @@ def _event_types() -> Iterator[str]:
         name = ALIASES[frozenset(typing.get_args(alias))]
         yield _alias(name, typing.get_args(alias))
     yield ""
+    yield "/** A `status` payload's `kind` (events.StatusKind); `waiting` rows of one `wait_id` are one note. */"
+    yield from _table("STATUS_KINDS", {kind: kind for kind in typing.get_args(events.StatusKind)}, camel=False)
 
 
 def _table(name: str, table: dict[str, str], *, camel: bool) -> Iterator[str]:
@@ -173,6 +175,8 @@ def _wording() -> Iterator[str]:
     yield from _table("USAGE_WORDS", wording.USAGE_WORDS, camel=True)
     yield f"export const USAGE_JOIN = {_string(wording.USAGE_JOIN)};"
     yield ""
+    yield "/** The waiting note's words (wording.WAITING_WORDS; the server writes them into the rows). */"
+    yield from _table("WAITING_WORDS", wording.WAITING_WORDS, camel=False)
 
 
 def render() -> str:

@@ -12,7 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
+from ..events import WAITING
 from ..redact import PATTERNS_ONLY, Redactor
+from ..wording import WAITING_WORDS
 from .base import TurnError, TurnResult
 
 ErrorKind = Literal[
@@ -217,4 +219,14 @@ def retry_text(kind: str, delay_s: float, attempt: int, attempts: int, *, asked:
 
 def waiting_text(seconds: float) -> str:
     """The quiet note while the provider sends nothing: how long we have been waiting so far."""
-    return f"Waiting for the model ({round(seconds)} s)…"
+    return WAITING_WORDS["waiting"].format(s=round(seconds))
+
+
+def waited_text(seconds: float) -> str:
+    """What the waiting note ends as once the model starts answering: how long it took."""
+    return WAITING_WORDS["waited"].format(s=round(seconds))
+
+
+def waiting_note(text: str, wait_id: str) -> dict[str, Any]:
+    """A `status` payload of one wait: the folds show every row of `wait_id` as one note, the latest words."""
+    return {"text": text, "level": "info", "kind": WAITING, "wait_id": wait_id}

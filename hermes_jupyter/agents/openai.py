@@ -9,7 +9,6 @@ as a failed `TurnResult`, never as an exception, and keep the partial text.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import time
@@ -23,7 +22,7 @@ from traitlets.config import Configurable
 from ..events import REASONING, STATUS, TOKEN, TOOL, TOOL_COMPLETE
 from .base import EventSink, TurnRequest, TurnResult
 from .continuing import OverlapTrim, continuation_history, continuation_messages
-from .errors import failed_turn, waiting_text
+from .errors import failed_turn
 from .models import model_entry
 from .openai_stream import (
     RETRYABLE_STATUSES,
@@ -39,6 +38,7 @@ from .openai_stream import (
     retry_notice,
 )
 from .tools_registry import ToolRegistry, ToolsFactory, call_tool
+from .waiting import WaitingNote
 
 #: Characters of a tool's arguments shown on its card before the result arrives.
 _ARGS_PREVIEW_CHARS = 200
@@ -58,6 +58,8 @@ class _TurnState:
     trim: OverlapTrim | None = None
     #: Text deltas the model sent this turn (trimmed repeats included).
     heard: int = 0
+    #: Waits for a reply's first data so far (each is one waiting note, `wait_id` "wait-<n>").
+    waits: int = 0
 
     def add_text(self, text: str) -> str:
         """Record a text delta; return it as streamed, with a paragraph break if tools ran since the last text."""
@@ -129,7 +131,7 @@ class OpenAIAgent(Configurable):
         15.0,
         config=True,
         help="Seconds without a byte of the model's reply after which a status note says it is being waited for, "
-        "repeated as often (default 15; 0: never).",
+        "updated as often; one note per wait (default 15; 0: never).",
     )
     continue_prefill = Enum(
         ["auto", "on", "off"],
@@ -333,16 +335,18 @@ class OpenAIAgent(Configurable):
         url = self.base_url.rstrip("/") + "/chat/completions"
         finish: str | None = None
         before = state.heard
-        async with self._waiting_notes(sink) as heard:
+        state.waits += 1
+        async with WaitingNote(sink, f"wait-{state.waits}", self.waiting_note_after) as wait:
             async with client.stream("POST", url, json=body, headers=self._headers()) as response:
                 if response.status_code >= 400:
-                    heard.set()
+                    wait.stop()
                     raise classify_http_error(response.status_code, await response.aread(),
                                               parse_retry_after(response.headers.get("retry-after")))
                 payloads = _ReplyPayloads(response)
                 try:
                     async for data in payloads:
-                        heard.set()
+                        if not wait.heard:
+                            wait.answered()
                         delta = parse_chunk(data)
                         finish = finish or delta.finish_reason
                         self._take_delta(delta, sink, state, accumulator)
@@ -372,19 +376,6 @@ class OpenAIAgent(Configurable):
             accumulator.add(delta.tool_calls)
         if delta.usage:
             add_usage(state.usage, delta.usage)
-
-    @contextlib.asynccontextmanager
-    async def _waiting_notes(self, sink: EventSink) -> AsyncIterator[asyncio.Event]:
-        """Until the event is set (the reply's first data), a `status` note every `waiting_note_after` s."""
-        heard = asyncio.Event()
-        task = (asyncio.create_task(_note_waiting(sink, heard, self.waiting_note_after))
-                if self.waiting_note_after > 0 else None)
-        try:
-            yield heard
-        finally:
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
 
     async def _run_tool(self, call: ToolCall, registry: ToolRegistry, sink: EventSink) -> dict[str, Any]:
         """Announce, run and report one tool call; return the `tool` message for the model."""
@@ -518,19 +509,6 @@ def _check_ending(finish: str | None, done: bool, *, wrote: bool, answered: bool
         raise TurnFailure("empty_answer", f"the reply had no text and no tool call ({how})")
     if not (finish or done):
         raise TurnFailure("stream_cut", "the stream ended without a finish reason or [DONE]")
-
-
-async def _note_waiting(sink: EventSink, heard: asyncio.Event, every: float) -> None:
-    """Say, every `every` seconds until `heard`, how long the model has been silent."""
-    started = time.monotonic()
-    n = 1
-    while True:
-        try:
-            await asyncio.wait_for(heard.wait(), max(0.0, started + n * every - time.monotonic()))
-            return
-        except asyncio.TimeoutError:
-            sink.emit(STATUS, {"text": waiting_text(n * every), "level": "info"})
-            n += 1
 
 
 async def _server_kind(client: httpx.AsyncClient, url: str, headers: dict[str, str]) -> str:

@@ -71,6 +71,7 @@ class TranscriptFold:
         self._approvals: dict[str, ApprovalRow] = {}
         self._clarify: dict[str, ClarifyRow] = {}
         self._plan: PlanRow | None = None
+        self._waits: dict[str, NoteRow] = {}  # a wait's one note, by `wait_id`
         self._usage: UsageRow | None = None
         #: The run this one continues (its first row says so), else None.
         self.continues: str | None = None
@@ -183,6 +184,7 @@ class TranscriptFold:
         self._tools.clear()
         self._approvals.clear()
         self._clarify.clear()
+        self._waits.clear()
         self._plan = self._usage = None
         return transcript
 
@@ -397,10 +399,22 @@ class TranscriptFold:
                 setattr(self._usage, field, getattr(usage, field))
 
     def _on_status(self, row: JournalRow) -> None:
-        text = _text(row.payload.get("text"))
-        if text and text.strip():
-            level: NoteLevel = "warning" if row.payload.get("level") == "warning" else "info"
-            self._add(NoteRow(id=row_id(self.run_id, "note", row.seq), variant="status", level=level, text=text))
+        """A note; the rows of one wait for the model (`kind: waiting`, one `wait_id`) are one note, which
+        later rows update in place (it keeps its id and place and closes no text segment)."""
+        p = row.payload
+        text = _text(p.get("text"))
+        if not text or not text.strip():
+            return
+        level: NoteLevel = "warning" if p.get("level") == "warning" else "info"
+        wait_id = p.get("wait_id") if p.get("kind") == events.WAITING else None
+        shown = self._waits.get(wait_id) if isinstance(wait_id, str) else None
+        if shown is not None:
+            shown.text, shown.level = text, level
+            return
+        note = NoteRow(id=row_id(self.run_id, "note", row.seq), variant="status", level=level, text=text)
+        if isinstance(wait_id, str):
+            self._waits[wait_id] = note
+        self._add(note)
 
     def _on_compaction(self, row: JournalRow) -> None:
         p = row.payload

@@ -9,6 +9,10 @@ the detail), and that the part that arrived is kept.
 from __future__ import annotations
 
 import asyncio
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -17,6 +21,9 @@ from hermes_jupyter.agents.base import Continuation, TurnRequest, TurnResult
 from hermes_jupyter.agents.errors import ERRORS
 from hermes_jupyter.agents.openai import OpenAIAgent
 from hermes_jupyter.agents.usage import usage_payload
+from hermes_jupyter.events import JournalRow
+from hermes_jupyter.transcript import fold
+from hermes_jupyter.transcript.rows import NoteRow
 from tests.fakes.openai_stub_server import OpenAIStubServer
 from tests.fakes.recording_sink import RecordingSink
 
@@ -117,9 +124,53 @@ def test_a_silent_provider_shows_that_the_model_is_being_waited_for(llmock: Any)
 
     assert result.outcome == "completed" and result.final_text == sink.text()
     notes = sink.payloads("status")
-    assert notes and all(n["level"] == "info" and n["text"].startswith("Waiting for the model (") for n in notes)
+    assert len(notes) >= 2 and all(n["level"] == "info" and n["kind"] == "waiting" for n in notes)
+    assert {n["wait_id"] for n in notes} == {"wait-1"}, "one wait, one note"
+    assert all(n["text"].startswith("Waiting for the model (") for n in notes[:-1])
+    assert notes[-1]["text"].startswith("The model took ") and notes[-1]["text"].endswith(" s to start answering.")
     first_token = sink.names().index("token")
     assert all(i < first_token for i, name in enumerate(sink.names()) if name == "status")
+    shown = [row for row in _folded(sink).rows if isinstance(row, NoteRow)]
+    assert [row.text for row in shown] == [notes[-1]["text"]]
+
+
+class _SlowRefusal(BaseHTTPRequestHandler):
+    """Answers every POST with a 400 after 0.8 s (LLMock answers its scripted errors at once)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        time.sleep(0.8)
+        body = json.dumps({"error": {"message": "temperature must be at most 2"}}).encode()
+        self.send_response(400)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+
+def test_a_refusal_after_a_wait_leaves_the_note_as_it_last_read() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowRefusal)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        result, sink = _turn(f"http://127.0.0.1:{server.server_port}/v1", waiting_note_after=0.3)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    _failed(result, "bad_request")
+    notes = sink.payloads("status")
+    assert notes and all(n["text"].startswith("Waiting for the model (") for n in notes), "no 'took' note"
+    assert {(n["kind"], n["wait_id"]) for n in notes} == {("waiting", "wait-1")}
+
+
+def _folded(sink: RecordingSink) -> Any:
+    """What the user sees of the events the backend emitted (the journal's one fold)."""
+    rows = [JournalRow(event_id=f"r:{seq}", seq=seq, run_id="r", session_id="s", event=name, payload=payload)
+            for seq, (name, payload) in enumerate(sink.events, start=1)]
+    return fold(rows, run_id="r", session_id="s")
 
 
 def test_a_stalled_stream_fails_after_the_idle_limit_keeping_the_partial(llmock: Any) -> None:

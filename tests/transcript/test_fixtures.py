@@ -90,3 +90,22 @@ def test_unreported_usage_reads_not_reported_never_zero() -> None:
 def test_the_long_retry_after_says_the_wait_in_words() -> None:
     marker = json.loads((FIXTURES / "retry_after_long.expected.json").read_text())["transcript"]["rows"][-1]
     assert "wait 2 minutes" in marker["text"] and "after retrying" not in marker["text"]
+
+
+def test_one_wait_for_the_model_is_one_note_that_ends_saying_how_long() -> None:
+    notes = [r for r in json.loads((FIXTURES / "waiting.expected.json").read_text())["transcript"]["rows"]
+             if r["kind"] == "note"]
+    assert [n["text"] for n in notes] == ["The model took 31 s to start answering."]
+    assert notes[0]["id"] == "run-waiting:note:1"  # the first row's id: the note was updated, not replaced
+
+
+def test_a_wait_updated_mid_text_splits_no_answer_and_a_second_wait_is_a_second_note() -> None:
+    rows = json.loads((FIXTURES / "waiting_twice.expected.json").read_text())["transcript"]["rows"]
+    assert [r["kind"] for r in rows] == ["note", "assistant", "tool", "note", "marker"]
+    assert rows[1]["text"] == "Let me look." and rows[3]["text"] == "Waiting for the model (30 s)…"
+
+
+def test_waiting_notes_without_a_wait_id_fold_as_before_one_note_each() -> None:
+    rows = json.loads((FIXTURES / "waiting_unmarked.expected.json").read_text())["transcript"]["rows"]
+    assert [r["text"] for r in rows if r["kind"] == "note"] == [
+        "Waiting for the model (15 s)…", "Waiting for the model (30 s)…"]

@@ -13,7 +13,7 @@ export const RUN_MIME_TYPE = 'application/vnd.hermes.run+json';
  * Journal event names (docs/journal.md), terminal events and states: generated from
  * the Python (`generated.ts`). `stream_end`/`error` are terminal rows foreign journals may carry.
  */
-export { EVENTS, TERMINAL_EVENTS } from './generated';
+export { EVENTS, STATUS_KINDS, TERMINAL_EVENTS } from './generated';
 export type { EventName, RunStatus, TerminalState } from './generated';
 import { TERMINAL_EVENTS } from './generated';
 import type { EventName, RunStatus, TerminalState } from './generated';

@@ -44,6 +44,12 @@ export type TerminalState =
   | 'tool_limit_reached';
 export type RunStatus = 'running' | 'completed' | 'cancelled' | 'interrupted' | 'errored';
 
+/** A `status` payload's `kind` (events.StatusKind); `waiting` rows of one `wait_id` are one note. */
+export const STATUS_KINDS = {
+  steer: 'steer',
+  waiting: 'waiting'
+} as const;
+
 /** The words on a run's buttons and queued note (the kernel widget reads the same table). */
 export const RUN_CONTROLS = {
   stop: 'Stop',
@@ -92,6 +98,12 @@ export const USAGE_WORDS = {
 } as const;
 
 export const USAGE_JOIN = ' · ';
+
+/** The waiting note's words (wording.WAITING_WORDS; the server writes them into the rows). */
+export const WAITING_WORDS = {
+  waiting: 'Waiting for the model ({s} s)…',
+  waited: 'The model took {s} s to start answering.'
+} as const;
 
 export type AnsweredByKind = 'person' | 'timeout' | 'policy';
 export type ToolStatus = 'running' | 'done' | 'error';

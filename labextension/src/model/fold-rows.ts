@@ -3,7 +3,7 @@
  * The live fold (transcript.ts) decides where rows go; these only read payloads,
  * the way the server's fold reads them (same defaults, same coercions).
  */
-import { IJournalRow } from '../api/contract';
+import { IJournalRow, STATUS_KINDS } from '../api/contract';
 import {
   IAnsweredBy,
   IApprovalRow,
@@ -177,6 +177,11 @@ export function noteRow(
 ): INoteRow {
   const level = row.payload.level === 'warning' ? 'warning' : 'info';
   return { kind: 'note', id: `${runId}:note:${row.seq}`, variant, level, text: words };
+}
+
+/** The wait a `status` row belongs to (`kind: 'waiting'`, its `wait_id`), or null for a plain note. */
+export function waitId(p: Payload): string | null {
+  return p.kind === STATUS_KINDS.waiting && typeof p.wait_id === 'string' ? p.wait_id : null;
 }
 
 const VARIANTS: ReadonlySet<unknown> = new Set<MarkerVariant>(['interrupted', 'cancelled', 'error']);

@@ -131,7 +131,7 @@ export class LiveTranscript {
       case EVENTS.usage:
         return this._once(make.usageRow(this.runId, p));
       case EVENTS.status:
-        return make.text(p.text)?.trim() ? this._add(make.noteRow(this.runId, row, 'status', make.text(p.text)!)) : undefined;
+        return this._status(row);
       case EVENTS.proposal: {
         const id = make.cardId(row, 'proposal_id');
         return this._proposals.has(id) ? undefined : this._addCard(this._proposals, id, make.proposalRow(this.runId, row));
@@ -139,6 +139,25 @@ export class LiveTranscript {
       case EVENTS.compaction:
         return this._add({ ...make.noteRow(this.runId, row, 'compaction', make.text(p.text) ?? ''), level: 'info' });
     }
+  }
+
+  /** A note; the rows of one wait for the model (`kind: 'waiting'`, one `wait_id`) are one note, which later
+   * rows update in place (same id and place; no text segment is closed). */
+  private _status(row: IJournalRow): void {
+    const words = make.text(row.payload.text);
+    if (!words?.trim()) {
+      return;
+    }
+    const note = make.noteRow(this.runId, row, 'status', words);
+    const wait = make.waitId(row.payload);
+    const shown = wait === null ? undefined : this._waits.get(wait);
+    if (shown !== undefined) {
+      return this._replace({ ...note, id: shown });
+    }
+    if (wait !== null) {
+      this._waits.set(wait, note.id);
+    }
+    this._add(note);
   }
 
   /** Pair a completion by tid, else with the newest running card of that name without a provider tid. */
@@ -311,6 +330,8 @@ export class LiveTranscript {
   private _approvals = new Map<string, IApprovalRow>();
   private _clarifies = new Map<string, IClarifyRow>();
   private _proposals = new Map<string, IProposalRow>();
+  /** A wait's one note: its row id, by `wait_id`. */
+  private _waits = new Map<string, string>();
   private _snapshot: readonly TranscriptRow[] | null = null;
   private _version = 0;
   private _lastSeq = 0;
