@@ -43,7 +43,8 @@ def test_the_sidebar_follows_a_cell_run_of_its_selected_session_live(lab: LabPag
     # active run (by the list poll while it is shown), attaches to its stream and shows it
     # streaming with Stop; Stop there cancels the run the cell shows.
     name = "follow-me"
-    session_id = lab.server.new_session(title=name)
+    # bound to the notebook: its kernel reaches the notebook's sessions, never an unbound one
+    session_id = lab.server.new_session(title=name, notebook_path="follow.ipynb")
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("%load_ext hermes_jupyter"),
                 nbformat.v4.new_code_cell(f"%%hermes --session {name}\ncount to 100000")]
