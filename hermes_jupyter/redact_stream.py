@@ -320,15 +320,19 @@ def _word_start(buf: str, pos: int) -> int:
 
 def _secret_start(buf: str, secret: str, cut: int, lo: int) -> int:
     """`cut`, moved back before an occurrence of `secret` that begins in `[lo, cut)`: whole (so it
-    straddles `cut`), or begun at the end of `buf`."""
+    straddles `cut`), or begun at the end of `buf`.
+
+    A secret begun at the end is held from the start of its word (not before `lo`): `40 4|1…` would
+    otherwise journal half a word, and a partial answer recovered after a crash would end in it
+    (`… 40 4`, where the count was at 41)."""
     size = len(secret)
     whole = buf.find(secret, lo, cut + size - 1)
     end = whole if whole != -1 else cut
     i = buf.find(secret[:2], max(lo, len(buf) - size + 1), end)  # a prefix at the end: its first two characters
     while i != -1:
         if secret.startswith(buf[i:]):
-            return i
+            return max(lo, _word_start(buf, i))
         i = buf.find(secret[:2], i + 1, end)
     if whole == -1 and lo <= len(buf) - 1 < cut and buf[-1] == secret[0]:
-        return len(buf) - 1  # the last character alone
+        return max(lo, _word_start(buf, len(buf) - 1))  # the last character alone
     return end

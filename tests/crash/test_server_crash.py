@@ -38,7 +38,9 @@ def _assert_recovered(server: JupyterServerProcess, sid: str, run_id: str, seen:
     user, partial, marker = messages
     assert user["content"] == "count to 100000"
     seen_text = "".join(r["payload"].get("text", "") for r in seen)
-    assert EXPECTED.startswith(partial["content"]) and partial["content"].startswith(seen_text)
+    # every token seen is in the recovered answer (a text row is trimmed at its end, and the stream may
+    # have shown a trailing space while it held back the next number: docs/journal.md, redaction)
+    assert EXPECTED.startswith(partial["content"]) and partial["content"].startswith(seen_text.rstrip())
     assert marker["type"] == "interrupted" and marker["interruption_cause"] == cause
     assert sum(1 for m in messages if m.get("type") == "interrupted") == 1
     events = server.get(f"runs/{run_id}/events", limit=100000).json()["events"]
