@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import nbformat
 from playwright.sync_api import Locator, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -346,6 +347,29 @@ class LabPage:
 
     def run_all_cells(self) -> None:
         self.execute("notebook:run-all-cells", wait=False)
+
+    def write_notebook(self, path: str, *sources: str) -> None:
+        """A notebook of these code cells with the Python kernelspec, under the server's root."""
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbformat.write(nb, self.server.notebooks / path)
+
+    def wait_cells_ran(self, n: int, timeout_s: float = 60) -> None:
+        """The notebook in front ran its first `n` code cells in a fresh kernel (cell n has count n)."""
+        self.page.wait_for_function(
+            "(n) => { const w = window.jupyterapp.shell.currentWidget;"
+            " return !!w && !!w.content && w.content.widgets[n - 1].model.executionCount === n; }",
+            arg=n, timeout=timeout_s * 1000,
+        )
+
+    def open_and_run(self, path: str, *sources: str) -> None:
+        """Write the notebook, open it, Run All (not awaited: it resolves only when cells finish), and
+        wait until every cell ran and the kernel is idle."""
+        self.write_notebook(path, *sources)
+        self.open_notebook(path)
+        self.run_all_cells()
+        self.wait_cells_ran(len(sources))
+        self.wait_kernel_idle()
 
     def restart_kernel(self) -> None:
         """Kernel ▸ Restart Kernel…, confirmed in its dialog, as a user does."""

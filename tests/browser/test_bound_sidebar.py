@@ -4,7 +4,6 @@ the notebook, not a kernel id). A session made with no notebook in front is boun
 
 from __future__ import annotations
 
-import nbformat
 import pytest
 
 from .lab_page import SIDEBAR, LabPage
@@ -14,8 +13,6 @@ pytest.importorskip("pandas")
 
 NOTEBOOK = "bound_sales.ipynb"
 SETUP = "import pandas as pd\nsales = pd.DataFrame({'region': ['north', 'south', 'east'], 'units': [3, 5, 8]})"
-_RAN_JS = "() => { const w = window.jupyterapp.shell.currentWidget; return !!w && !!w.content &&" \
-          " w.content.widgets[0].model.executionCount === 1; }"
 _KERNEL_JS = "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id"
 
 
@@ -36,9 +33,7 @@ def _ask_names_sales(lab: LabPage, session_id: str) -> None:
 
 
 def test_a_session_started_with_the_notebook_in_front_sees_it_across_a_new_kernel(lab: LabPage) -> None:
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SETUP)])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, lab.server.notebooks / NOTEBOOK)
+    lab.write_notebook(NOTEBOOK, SETUP)
     lab.open()
     lab.open_sidebar()
     before = lab.new_session()  # no notebook in front: sees none until bound
@@ -47,7 +42,7 @@ def test_a_session_started_with_the_notebook_in_front_sees_it_across_a_new_kerne
 
     lab.open_notebook(NOTEBOOK)
     lab.run_all_cells()
-    lab.page.wait_for_function(_RAN_JS, timeout=60_000)
+    lab.wait_cells_ran(1)
     kernel_id = lab.page.evaluate(_KERNEL_JS)
     lab.open_sidebar()
     lab.open_session(before)
@@ -77,7 +72,7 @@ def test_a_session_started_with_the_notebook_in_front_sees_it_across_a_new_kerne
     lab.execute("notebook:clear-all-cell-outputs")
     lab.page.wait_for_function(_CLEARED_JS, timeout=30_000)
     lab.run_all_cells()
-    lab.page.wait_for_function(_RAN_JS, timeout=60_000)
+    lab.wait_cells_ran(1)
     assert binding.inner_text() == f"Sees the notebook {NOTEBOOK}" and bind.count() == 0
     _ask_names_sales(lab, session_id)
     assert lab.server.get(f"sessions/{session_id}").json()["kernel_id"] == new_kernel

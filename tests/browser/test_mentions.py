@@ -4,7 +4,6 @@ Variable does; a click on a cell row attaches that cell; Escape closes the list 
 
 from __future__ import annotations
 
-import nbformat
 import pytest
 
 from .lab_page import ASSISTANT, COMPOSER, SIDEBAR, LabPage
@@ -19,8 +18,6 @@ USER = f"{SIDEBAR} .jp-HermesMessage[data-role=user]"
 LIST = f"{SIDEBAR} [data-testid=hermes-mentions]"
 OPTION = f"{LIST} [data-testid=hermes-mention]"
 CHIP = f"{SIDEBAR} [data-testid=hermes-attachment-chip]"
-_RAN_JS = "() => { const w = window.jupyterapp.shell.currentWidget; return !!w && !!w.content &&" \
-          " w.content.widgets[1].model.executionCount === 2; }"
 
 
 def _open_list(lab: LabPage, typed: str) -> None:
@@ -51,14 +48,8 @@ def _enter_sends(lab: LabPage, turns: int) -> None:
 
 
 def test_at_completes_variables_cells_and_files_and_a_pick_attaches_it(lab: LabPage) -> None:
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SETUP), nbformat.v4.new_code_cell(SECOND)])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, lab.server.notebooks / NOTEBOOK)
     (lab.server.notebooks / "data_notes.txt").write_text("units are boxes\n")
-    lab.open_notebook(NOTEBOOK)
-    lab.run_all_cells()
-    lab.page.wait_for_function(_RAN_JS, timeout=60_000)
-    lab.wait_kernel_idle()
+    lab.open_and_run(NOTEBOOK, SETUP, SECOND)
     lab.open_sidebar()
     session_id = lab.new_session()
 

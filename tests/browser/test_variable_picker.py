@@ -3,7 +3,6 @@ not the class docstring the kernel's inspector gave."""
 
 from __future__ import annotations
 
-import nbformat
 import pytest
 
 from .lab_page import SIDEBAR, LabPage
@@ -17,18 +16,10 @@ SETUP = ("import pandas as pd\n"
          "threshold = 4")
 USER = f"{SIDEBAR} .jp-HermesMessage[data-role=user]"
 PICKER = ".jp-Dialog [data-testid=hermes-variables]"
-_RAN_JS = "() => { const w = window.jupyterapp.shell.currentWidget; return !!w && !!w.content &&" \
-          " w.content.widgets[0].model.executionCount === 1; }"
 
 
 def test_the_picker_lists_the_kernel_variables_and_attaches_a_dataframe_with_its_dtypes(lab: LabPage) -> None:
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SETUP)])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, lab.server.notebooks / NOTEBOOK)
-    lab.open_notebook(NOTEBOOK)
-    lab.run_all_cells()
-    lab.page.wait_for_function(_RAN_JS, timeout=60_000)
-    lab.wait_kernel_idle()
+    lab.open_and_run(NOTEBOOK, SETUP)
 
     lab.open_sidebar()
     session_id = lab.new_session()
