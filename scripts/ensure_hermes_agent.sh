@@ -18,18 +18,8 @@ if [[ -x "$venv/bin/hermes" && -f "$stamp" && "$(cat "$stamp")" == "$spec" ]]; t
     exit 0
 fi
 
-pick_python() {
-    if [[ -n "${HERMES_AGENT_PYTHON:-}" ]]; then echo "$HERMES_AGENT_PYTHON"; return; fi
-    local candidate
-    for candidate in python3.11 python3.12 python3.13 python3; do
-        if command -v "$candidate" >/dev/null 2>&1 &&
-            "$candidate" -c 'import sys; sys.exit(not ((3, 11) <= sys.version_info[:2] < (3, 14)))'; then
-            command -v "$candidate"; return
-        fi
-    done
-    echo "ensure_hermes_agent: no Python >=3.11,<3.14 found for hermes-agent" >&2
-    exit 1
-}
+# shellcheck source=pick_python.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pick_python.sh"
 
 # Serialise concurrent callers (parallel test sessions) on one lock beside the venv.
 mkdir -p "$(dirname "$venv")"
@@ -40,7 +30,7 @@ if [[ -x "$venv/bin/hermes" && -f "$stamp" && "$(cat "$stamp")" == "$spec" ]]; t
     exit 0
 fi
 
-python="$(pick_python)"
+python="$(pick_python ensure_hermes_agent HERMES_AGENT_PYTHON 3.11 3.14)"
 echo "ensure_hermes_agent: installing $spec into $venv (about 30 s)" >&2
 if [[ -e "$venv" && ! -f "$venv/pyvenv.cfg" ]]; then
     echo "ensure_hermes_agent: $venv exists and is not a venv; refusing to replace it" >&2

@@ -54,18 +54,8 @@ if [[ "${1:-}" == "--check" ]]; then
     exit 3
 fi
 
-pick_python() {
-    if [[ -n "${HERMES_LOCAL_MODEL_PYTHON:-}" ]]; then echo "$HERMES_LOCAL_MODEL_PYTHON"; return; fi
-    local candidate
-    for candidate in python3.11 python3.12 python3.13 python3; do
-        if command -v "$candidate" >/dev/null 2>&1 &&
-            "$candidate" -c 'import sys; sys.exit(not sys.version_info[:2] >= (3, 9))'; then
-            command -v "$candidate"; return
-        fi
-    done
-    echo "ensure_local_model: no Python >=3.9 found" >&2
-    exit 1
-}
+# shellcheck source=pick_python.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pick_python.sh"
 
 # Serialise concurrent callers (parallel test sessions) on one lock beside the venv.
 mkdir -p "$(dirname "$venv")"
@@ -73,7 +63,7 @@ exec 9>"$venv.lock"
 flock 9
 if ready; then report; exit 0; fi
 
-python="$(pick_python)"
+python="$(pick_python ensure_local_model HERMES_LOCAL_MODEL_PYTHON 3.9 4.0)"
 echo "ensure_local_model: building llama-cpp-python ${llama_version} into $venv (once; about 15 minutes on 2 cores)" >&2
 if [[ -e "$venv" && ! -f "$venv/pyvenv.cfg" ]]; then
     echo "ensure_local_model: $venv exists and is not a venv; refusing to replace it" >&2

@@ -22,7 +22,7 @@ from .errors import user_error
 from .handlers import HermesHandler, api_errors
 from .notebook_access import KernelAccess
 from .principals import principal_of
-from .scope import check_notebook, _norm
+from .scope import check_notebook, notebook_kernel
 
 NO_KERNEL = "This notebook has no running kernel. Start its kernel, run a cell, and open the list again."
 SECRET = "not shown: its name says it holds a secret"
@@ -62,12 +62,9 @@ class VariablesHandler(HermesHandler):
         await check_notebook(self, path)
 
     async def _kernel_of(self, path: str) -> str:
-        wanted = _norm(path)
-        sessions = await self.session_manager.list_sessions()  # type: ignore[no-untyped-call]
-        for session in sessions:
-            kernel = session.get("kernel") or {}
-            if _norm(str(session.get("path") or "")) == wanted and kernel.get("id"):
-                return str(kernel["id"])
+        kernel_id = await notebook_kernel(self, path)
+        if kernel_id is not None:
+            return kernel_id
         raise user_error(404, NO_KERNEL, f"no Jupyter session for {path}")
 
 
