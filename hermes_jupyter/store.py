@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 import orjson
 
+from .autonomy import DEFAULT_AUTONOMY, Autonomy
 from .fsio import DEFAULT_CAPS, ReadCaps, atomic_write, ensure_dir, open_dir_nofollow, read_capped, remove_tree_at
 from .ids import is_valid_id, new_session_id, validate_id
 from .jsonstream import encode
@@ -83,6 +84,8 @@ class Session:
     proposal_decisions: dict[str, str] = field(default_factory=dict)
     #: Who made each of those decisions, by the same row id: `{kind, user?}` (agents/answered.py).
     proposal_answered_by: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: How much the agent may do in the notebook on its own (docs/autonomy.md); checked when read.
+    autonomy: Autonomy = DEFAULT_AUTONOMY
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
