@@ -21,6 +21,7 @@ from .approvals import ApprovalBroker, ApprovalRequest, pending_payload, resolve
 from .base import EventSink, TurnRequest, TurnResult
 from .clarify import ClarifyBroker, ClarifyRequest, ask_journaled
 from .models import model_entry
+from .demo_analysis import analysis_steps, asks_for_analysis
 from .demo_notebook import asks_for_the_notebook, notebook_steps
 from .tools_registry import ToolsFactory
 from .propose import PROPOSE_CELL, propose_cell
@@ -31,8 +32,8 @@ _COUNT_RE = re.compile(r"count to (\d+)", re.IGNORECASE)
 DEMO_REPLY = (
     "Hello! I am the **offline demo agent** of hermes-jupyter: I run without a network and "
     "without a model, so everything here is canned.\n\n"
-    "Try `count to 20` to watch a stream, `use a tool` to see a tool card, or `use the notebook` "
-    "to have me look at your kernel's variables.\n\n"
+    "Try `count to 20` to watch a stream, `use a tool` to see a tool card, `use the notebook` "
+    "to have me look at your kernel's variables, or `analyse the sales data` to watch me edit and run cells.\n\n"
     "To talk to a real model, start Jupyter with `--HermesJupyter.backend=openai` and set "
     "`OPENAI_BASE_URL`, `OPENAI_MODEL` and `OPENAI_API_KEY` (any OpenAI-compatible server, "
     "such as llama.cpp or vLLM), or use `--HermesJupyter.backend=hermes` to drive Hermes Agent."
@@ -201,9 +202,11 @@ class DemoAgent(Configurable):
             self._stops.pop(request.run_id, None)
 
     async def _steps(self, request: TurnRequest, sink: EventSink) -> AsyncGenerator[Step, None]:
-        if asks_for_the_notebook(request.message):
+        scene = (notebook_steps if asks_for_the_notebook(request.message)
+                 else analysis_steps if asks_for_analysis(request.message) else None)
+        if scene is not None:
             registry = self.tools_factory(request, sink) if self.tools_factory is not None else None
-            async for step in notebook_steps(request, registry, _words):
+            async for step in scene(request, registry, _words):
                 yield step
             return
         partial = request.continues.partial if request.continues is not None else None

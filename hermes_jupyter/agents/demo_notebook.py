@@ -47,7 +47,7 @@ async def notebook_steps(request: TurnRequest, registry: ToolRegistry | None, sa
     for step in say("Let me look at the notebook's variables."):
         yield step
     listing: list[str] = []
-    async for step in _call(registry, "demo-notebook-1", LIST_VARIABLES, {}, listing):
+    async for step in tool_steps(registry, "demo-notebook-1", LIST_VARIABLES, {}, listing):
         yield step
     rows = _ROW.findall(listing[0]) if not listing[1:] else []
     if not rows:
@@ -56,14 +56,14 @@ async def notebook_steps(request: TurnRequest, registry: ToolRegistry | None, sa
         return
     name = next((n for n, kind in rows if _is_dataframe(kind)), rows[0][0])
     details: list[str] = []
-    async for step in _call(registry, "demo-notebook-2", INSPECT_VARIABLE, {"name": name}, details):
+    async for step in tool_steps(registry, "demo-notebook-2", INSPECT_VARIABLE, {"name": name}, details):
         yield step
     sentence = describe(name, details[0]) if not details[1:] else f"I could not inspect `{name}`: {details[0]}"
     for step in say(" " + sentence):
         yield step
 
 
-async def _call(
+async def tool_steps(
     registry: ToolRegistry, tid: str, name: str, args: dict[str, Any], out: list[str]
 ) -> AsyncIterator[Step]:
     """One tool card: announce, call, complete. `out` gets the result, then "error" if it failed."""
