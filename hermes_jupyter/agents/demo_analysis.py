@@ -197,4 +197,6 @@ def _plotted(outcome: Outcome) -> str:
 
 
 def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else "(no result)"
+    """The result's first line that says something (the `applied: …` flag line is for the model)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not _APPLIED_RE.fullmatch(line.strip())]
+    return lines[0] if lines else "(no result)"

@@ -1,7 +1,7 @@
 """The demo agent's `analyse the sales data`: the six cell-tool calls in order, and words that follow the results.
 
 A stand-in registry answers as the cell tools do (applied, proposed, refused); the scene on a real
-server and kernel is in tests/server/test_demo_analysis_server.py and tests/browser/test_agent_edits.py.
+server and kernel is in tests/agents/test_demo_analysis_server.py and tests/browser/test_agent_edits.py.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class Registry:
     async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
         self.calls.append((name, args))
         if self.mode == "ask":
-            return f"Unknown tool {name!r}.", True
+            return "applied: false\nIn Ask mode the agent only reads the notebook; nothing was changed.", True
         if self.mode == "propose":
             if name == "run_cell":
                 return "Not applied: in Propose mode nothing runs.", True
@@ -40,7 +40,7 @@ class Registry:
         if name == "insert_cell":
             cell_id = f"c{len(self.cells) + 1}"
             self.cells[cell_id] = args["source"]
-            return f"Applied: inserted cell_id={cell_id} at index {len(self.cells)}.", False
+            return f"applied: true\nInserted code cell cell_id={cell_id} at index {len(self.cells)}.", False
         if name == "edit_cell":
             self.cells[args["cell_id"]] = args["source"]
             return f"Applied: cell_id={args['cell_id']} now holds the new source.", False
@@ -88,7 +88,7 @@ def test_in_ask_mode_the_scene_stops_with_the_tools_refusal() -> None:
     registry = Registry("ask")
     text = _run(registry).text()
     assert registry.calls == [("insert_cell", registry.calls[0][1])]
-    assert text.endswith("I could not add the cell: Unknown tool 'insert_cell'.")
+    assert text.endswith("I could not add the cell: In Ask mode the agent only reads the notebook; nothing was changed.")
 
 
 def test_another_error_than_the_expected_one_is_reported_and_nothing_is_fixed() -> None:
