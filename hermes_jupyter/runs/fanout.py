@@ -119,6 +119,12 @@ class Observer:
         self.batch = batch
         self.finished = False
 
+    def skip_to(self, seq: int, *, ended: bool) -> None:
+        """Follow from `seq`: the client was sent the run up to there in one message (runs/catchup.py).
+        `ended`: that covered the terminal row, so no row is left to send."""
+        self.cursor = seq
+        self.finished = ended
+
     async def batches(self) -> AsyncIterator[list[Appended] | Heartbeat]:
         """Yield lists of rows after the cursor until a terminal row; a Heartbeat when idle."""
         idle_since = time.monotonic()

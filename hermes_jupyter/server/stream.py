@@ -9,6 +9,9 @@ extra loop turn per row. After the last journal line it sends one settled messag
 (`{"settled": true, ...}`, docs/api.md): the transcript and cell bundle as the
 server settled them. When idle it sends `{"type": "heartbeat"}` (more often
 than the 30 s after which proxies drop idle connections).
+A client that asks `?snapshot=1` is sent the run so far as one `snapshot` message instead of its rows
+(runs/catchup.py, docs/api.md): a live run's folded rows, then its rows after the seq they cover; an
+ended run only its settled message.
 A run that ended without a terminal row (a crash, a full disk) is marked so in that
 last message: `"type": "closed", "terminal": false` and a plain `message` saying why;
 if not even a verdict can be read, that closed message alone ends the stream.
@@ -33,6 +36,7 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from ..ids import validate_id
 from ..journal import Appended
+from ..runs.catchup import catch_up, ended_run
 from ..runs.diskfull import DISK_FULL, DISK_FULL_MESSAGE
 from ..runs.fanout import Heartbeat, Observer
 from .errors import mapped, user_error, write_json_error
@@ -58,6 +62,8 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
     pump: asyncio.Task[None] | None = None
     #: Set once the JSON error is written, so `finish` passes it through.
     json_error = False
+    #: The snapshot message a client that asked for one gets before any row (runs/catchup.py).
+    first_message: str | None = None
 
     @property
     def hermes(self) -> HermesServices:
@@ -93,11 +99,26 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
             status = self.hermes.manager.run_status(run_id)
             after_seq = wanted if wanted <= status["last_seq"] else 0  # a cursor ahead of the run replays all
             self.observer = self.hermes.manager.attach(run_id, after_seq)
+            if parse_count(self.get_query_argument("snapshot", None), "snapshot", 0, maximum=1):
+                await self._catch_up(status)
         except Exception as exc:  # the REST routes' mapping: a damaged journal is the same 409 (api_errors)
             error = mapped(exc)
             if error is None:
                 raise
             raise error from exc
+
+    async def _catch_up(self, status: dict[str, Any]) -> None:
+        """`?snapshot=1`: the run so far in one message, live rows after it (runs/catchup.py)."""
+        assert self.observer is not None
+        manager = self.hermes.manager
+        sid, run_id = status["session_id"], status["run_id"]
+        if status["status"] == "running":
+            point = await manager.offload(catch_up, manager.journals, manager.store, sid, run_id)
+        else:
+            point = await manager.offload(ended_run, manager.journals, sid, run_id)
+        self.observer.skip_to(point.last_seq, ended=point.ended)
+        if point.snapshot is not None:
+            self.first_message = msgspec.json.encode(point.snapshot).decode()
 
     @ws_authenticated
     async def get(self, run_id: str) -> None:
@@ -109,6 +130,9 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
             await result
 
     def open(self, run_id: str) -> None:
+        if self.first_message is not None:
+            self.write_message(self.first_message)  # the snapshot goes before any row after it
+            self.first_message = None
         self.pump = asyncio.ensure_future(self._pump())
 
     async def _pump(self) -> None:

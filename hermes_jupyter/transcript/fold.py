@@ -13,6 +13,8 @@ import bisect
 import operator
 from typing import Any, Callable, Final, Iterable
 
+import msgspec
+
 from .. import events, markers
 from ..agents.answered import TIMEOUT, answered_by_of
 from ..events import JournalRow
@@ -48,6 +50,18 @@ _JOIN_EVERY: Final = 4096
 UNANSWERED_CHOICE: Final = "deny"
 UNANSWERED_REASON: Final = "not answered before the run ended"
 _seq = operator.attrgetter("seq")
+
+
+class ResumePoint(msgspec.Struct, kw_only=True):
+    """Where a live view picks a run up without its journal rows (docs/transcript.md, "Joining a run"):
+    the closed rows, and the open segment as the fold holds it (raw, so tokens that follow join it
+    exactly as they would have), and the note of each wait still open to updates."""
+
+    rows: list[Row]
+    segment: int
+    text: str
+    reasoning: str
+    waits: dict[str, str]
 
 
 class TranscriptFold:
@@ -174,6 +188,13 @@ class TranscriptFold:
         status, ending = self._ending(verdict)
         self._resolve_unanswered(status)
         return self._transcript(status, self._rows + ending)
+
+    def resume_point(self) -> ResumePoint:
+        """The fold's state as a live view needs it to fold the rows after `last_seq` (a snapshot frame)."""
+        return ResumePoint(
+            rows=list(self._rows), segment=self._segment, text="".join([*self._blocks, *self._parts]),
+            reasoning="".join(self._reasoning), waits={wait: note.id for wait, note in self._waits.items()},
+        )
 
     def take(self, verdict: Verdict | None = None) -> Transcript:
         """The final transcript (as `snapshot`), handed over: the fold forgets its rows, so whoever
