@@ -13,6 +13,7 @@ from ..recovery import Recovery
 from ..runs.manager import RunManager
 from ..runs.queue import TurnQueue
 from ..store import SessionStore
+from .notebook_editor import NotebookEditor
 from .rooms import SharedNotebooks
 
 
@@ -32,6 +33,8 @@ class HermesServices:
     max_body_bytes: int = 1 << 20
     #: The collaboration rooms (jupyter-collaboration), when the server has them.
     rooms: SharedNotebooks | None = None
+    #: The one writer of agent cell changes (docs/notebook-edits.md): the cell tools and undo go through it.
+    notebook_editor: NotebookEditor | None = None
     queue: TurnQueue = field(init=False)
 
     def __post_init__(self) -> None:
