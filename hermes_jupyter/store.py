@@ -86,11 +86,14 @@ class Session:
     proposal_answered_by: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: How much the agent may do in the notebook on its own (docs/autonomy.md); checked when read.
     autonomy: Autonomy = DEFAULT_AUTONOMY
+    #: Each settled turn as the transcript's own rows, oldest first (transcript/turns.py, docs/transcript.md).
+    turns: list[StoredTurn] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """A shallow mapping for serialization (no deep copy: sidecars can hold long transcripts)."""
         data = {f.name: getattr(self, f.name) for f in _FIELDS}
+        data["turns"] = msgspec.to_builtins(self.turns)
         data["message_count"] = len(self.messages)
         return {**self.extra, **data}
 
@@ -104,6 +107,10 @@ class Session:
         except msgspec.ValidationError as exc:
             raise ValueError(str(exc)) from None
         session.extra = {k: v for k, v in data.items() if k not in _KNOWN and k != "message_count"}
+        if "turns" not in data and session.messages:  # written before turns were stored: the one converter
+            from .transcript.old_turns import turns_from_messages
+
+            session.turns = turns_from_messages(session.messages, session.tool_calls)
         return session
 
     def compact(self) -> dict[str, Any]:
@@ -472,6 +479,11 @@ def _remove_entry(path: Path, *, tree: bool) -> None:
             os.unlink(path.name, dir_fd=dir_fd)
     finally:
         os.close(dir_fd)
+
+
+# Imported last: the transcript package reads `Session` from this module (the field's type is resolved when
+# a sidecar is first converted, by then this name is bound).
+from .transcript.turns import StoredTurn  # noqa: E402
 
 
 def read_sidecar(path: Path, cap: int = DEFAULT_CAPS.sidecar) -> Session:

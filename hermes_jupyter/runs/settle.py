@@ -14,18 +14,23 @@ from __future__ import annotations
 
 import logging
 import time
+
+import msgspec
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from .. import markers
 from ..agents.base import TurnResult
-from ..events import APPERROR, CANCEL, DONE, INTERRUPTED_ERROR_TYPE
+from ..events import APPERROR, CANCEL, DONE, INTERRUPTED_ERROR_TYPE, JournalRow, terminal_state_for
 from ..evidence import Evidence, TerminalError, recoverable_terminal_error
 from ..markers import Cause
 from ..store import Session, SessionStore
 from ..transcript import (
-    Transcript, append_to_context, context_projection, continued_turn_start, merge, terminal_marker,
+    Transcript, TranscriptFold, append_to_context, context_projection, continued_turn_start, merge, terminal_marker,
 )
+from ..transcript.old_turns import turns_from_messages
+from ..transcript.rows import NoteRow, Row, row_id
+from ..transcript.turns import StoredTurn, drop_turns, find_turn, keep_turn, turn_of, user_row, with_marker
 
 log = logging.getLogger(__name__)
 
@@ -120,10 +125,50 @@ def append_recovered_user_turn(session: Session) -> int:
 
 
 def fold_turn(session: Session, run_id: str, transcript: Transcript) -> tuple[int, bool]:
-    """User row + the run's output; returns (index of the user row, whether there was output)."""
+    """User row + the run's output, and the turn stored as the fold's rows; returns (index of the user
+    row, whether there was output)."""
     turn = append_user_turn(session, run_id)
+    store_turn(session, transcript, turn)
     output = merge(session, transcript, turn, recovered=False)
     return turn, output
+
+
+# -- stored turns (transcript/turns.py) -----------------------------------------------------------
+
+def store_turn(session: Session, transcript: Transcript, user_idx: int | None, rows: list[Row] | None = None) -> None:
+    """Keep the settled transcript as the session's turn of that run (replacing an earlier settle of it).
+
+    `user_idx` is the turn's user row in `messages` (a continuation's is its marker: no user row).
+    """
+    message = session.messages[user_idx] if user_idx is not None and 0 <= user_idx < len(session.messages) else None
+    turn = turn_of(transcript, user_row(transcript.run_id, message), decisions=session.proposal_decisions,
+                   deciders=session.proposal_answered_by, rows=rows)
+    keep_turn(session.turns, turn)
+
+
+def mark_turn(session: Session, run_id: str | None, marker: dict[str, Any], user_idx: int | None = None) -> None:
+    """The stored turn of `run_id` ends with the session's interrupted marker as it now reads."""
+    if not run_id:
+        return
+    turn = find_turn(session.turns, run_id)
+    if turn is None:
+        message = session.messages[user_idx] if user_idx is not None and 0 <= user_idx < len(session.messages) else None
+        turn = StoredTurn(run_id=run_id, status="interrupted", user=user_row(run_id, message))
+    keep_turn(session.turns, with_marker(turn, marker))
+
+
+def ended(fold: TranscriptFold, event: str, payload: dict[str, Any], seq: int) -> Transcript:
+    """The final transcript of a live run: its fold closed by the terminal row the engine is about to journal.
+
+    The settle stores this turn before the row is written (save first), so the turn is what
+    any later fold of the journal gives.
+    """
+    fold.feed_row(JournalRow(
+        event_id=f"{fold.run_id}:{seq}", seq=seq, run_id=fold.run_id, session_id=fold.session_id, event=event,
+        type=event, created_at=time.time(), terminal=True, terminal_state=terminal_state_for(event, payload),
+        payload=payload,
+    ))
+    return fold.snapshot()
 
 
 # -- live endings ---------------------------------------------------------------------------------
@@ -210,10 +255,10 @@ def settle_interrupted(session: Session, run_id: str, transcript: Transcript, ca
 
 
 def terminal_row(
-    session_id: str, ending: Ending, transcript: Transcript | None, result: TurnResult | None = None
+    session_id: str, ending: Ending, transcript: Transcript | TranscriptFold | None, result: TurnResult | None = None
 ) -> tuple[str, dict[str, Any]]:
     """The terminal event and payload the engine journals for an ending (cancel and apperror carry
-    `payload.marker`, worded from the run so far: docs/journal.md)."""
+    `payload.marker`, worded from the run so far, a transcript or the open fold: docs/journal.md)."""
     if ending.outcome == "completed":
         return DONE, {
             "session_id": session_id, "usage": result.usage if result else {},
@@ -259,12 +304,24 @@ def settle_recovered(session: Session, run_id: str | None, verdict: RecoveryVerd
             turn = append_recovered_user_turn(session)
         transcript = verdict.evidence.transcript(take=True) if run_id else None
         if transcript is not None:
+            store_turn(session, transcript, turn, rows=list(transcript.rows))  # the merge below consumes them
             merge(session, transcript, turn, dedupe=True, consume=True)
     else:
         _settle_recovered_interrupted(session, run_id, verdict)
     if verdict.disk_full:
-        session.messages.append(markers.disk_full_note(run_id))
+        note = markers.disk_full_note(run_id)
+        session.messages.append(note)
+        _note_turn(session, run_id, note)
     clear_pending(session)
+
+
+def _note_turn(session: Session, run_id: str | None, note: dict[str, Any]) -> None:
+    """A closing note (a full disk) on the stored turn too."""
+    turn = find_turn(session.turns, run_id) if run_id else None
+    if turn is not None:
+        row = NoteRow(id=row_id(turn.run_id, "note", "disk_full"), variant="status", level="warning",
+                      text=str(note["content"]))
+        keep_turn(session.turns, msgspec.structs.replace(turn, rows=[*turn.rows, row]))
 
 
 def _settle_recovered_interrupted(session: Session, run_id: str | None, verdict: RecoveryVerdict) -> None:
@@ -278,12 +335,14 @@ def _settle_recovered_interrupted(session: Session, run_id: str | None, verdict:
     if pending and run_id:
         markers.arm_retry(marker, run_id)
     session.messages.append(marker)
+    mark_turn(session, run_id, marker, turn)
 
 
 def _settle_from_core(session: Session, run_id: str | None, verdict: RecoveryVerdict) -> None:
     core, evidence = verdict.core or {}, verdict.evidence
     session.messages = [dict(m) for m in core["messages"] if isinstance(m, dict)]
     session.tool_calls = [dict(c) for c in core.get("tool_calls") or [] if isinstance(c, dict)]
+    session.turns = turns_from_messages(session.messages, session.tool_calls)
     for key in ("input_tokens", "output_tokens", "estimated_cost"):
         if core.get(key) is not None:
             setattr(session, key, core[key])
@@ -297,7 +356,9 @@ def _settle_from_core(session: Session, run_id: str | None, verdict: RecoveryVer
         turn = append_recovered_user_turn(session)
     output, terminal = recover_output(session, run_id, evidence, turn, dedupe=True)
     if output and not terminal:
-        session.messages.append(markers.interrupted_marker(verdict.cause, recovered_output=True, run_id=run_id))
+        marker = markers.interrupted_marker(verdict.cause, recovered_output=True, run_id=run_id)
+        session.messages.append(marker)
+        mark_turn(session, run_id, marker, turn)
 
 
 def recover_output(
@@ -309,6 +370,7 @@ def recover_output(
     transcript = evidence.transcript(cause, take=True)  # handed over: each row is freed once merged
     if transcript is None:
         return False, False
+    store_turn(session, transcript, turn, rows=list(transcript.rows))  # the merge below consumes them
     output = merge(session, transcript, turn, dedupe=dedupe, consume=True)
     terminal_error = recoverable_terminal_error(evidence, session.session_id, run_id)
     if terminal_error is None:
@@ -330,6 +392,7 @@ def promote_pending_marker(session: Session, idx: int, run_id: str, evidence: Ev
         remove_message(session, idx)
     else:
         markers.settle_marker(marker, "recovered")
+        mark_turn(session, run_id, marker, turn)
     return True
 
 
@@ -410,6 +473,8 @@ def last_user_index(session: Session) -> int:
 def truncate_turn(session: Session, idx: int) -> None:
     """Drop the user row at `idx` and everything after it, with its tool cards and context rows."""
     user = session.messages[idx]
+    dropped = {run for row in session.messages[idx:] if isinstance(run := _run_tag(row), str)}
+    session.turns = drop_turns(session.turns, dropped) if dropped else session.turns[:-1]
     session.messages = session.messages[:idx]
     session.tool_calls = [
         c for c in session.tool_calls if not isinstance(c.get("assistant_msg_idx"), int) or c["assistant_msg_idx"] < idx
@@ -419,6 +484,10 @@ def truncate_turn(session: Session, idx: int) -> None:
         if ctx[cidx].get("role") == "user" and ctx[cidx].get("content") == user.get("content"):
             session.context_messages = ctx[:cidx]
             break
+
+
+def _run_tag(row: dict[str, Any]) -> Any:
+    return row.get("_run_id") or row.get("_recovered_stream_id") or row.get("_journal_retry_stream_id")
 
 
 def valid_ts(value: Any) -> float | None:
