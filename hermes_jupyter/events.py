@@ -23,6 +23,8 @@ COMPACTION: Final = "compaction"
 STATUS: Final = "status"
 #: A cell the agent proposes to insert or replace (propose_cell); the user accepts or rejects it.
 PROPOSAL: Final = "proposal"
+#: A change the agent made to a notebook cell, as read back afterwards (notebook/cell_edits.CellChange).
+CELL_CHANGE: Final = "cell_change"
 DONE: Final = "done"
 CANCEL: Final = "cancel"
 APPERROR: Final = "apperror"
@@ -40,7 +42,7 @@ CONTINUATION: Final = "continuation"
 #: (`scripts/generate_ts_types.py`): a new event type is a constant above and a name here.
 EVENT_NAMES: Final = (
     TOKEN, REASONING, INTERIM_ASSISTANT, TOOL, TOOL_COMPLETE, APPROVAL, PLAN, CLARIFY, USAGE, COMPACTION, STATUS,
-    PROPOSAL, CONTINUATION, DONE, CANCEL, APPERROR, STREAM_END, ERROR,
+    PROPOSAL, CELL_CHANGE, CONTINUATION, DONE, CANCEL, APPERROR, STREAM_END, ERROR,
 )
 
 #: Events that end a run. `stream_end`/`error` are accepted from foreign

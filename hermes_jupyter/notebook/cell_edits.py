@@ -11,12 +11,13 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
-CellAction = Literal["insert", "edit", "delete", "run"]
-Landed = Literal["room", "file"]
+from ..transcript.rows import CellAction, CellLanded as Landed
+
+__all__ = ["CellAction", "CellChange", "Landed", "Provenance", "hermes_metadata", "outputs_summary", "source_sha256"]
 #: Changes one cell's provenance remembers (the oldest are dropped beyond this).
 MAX_ACTIONS = 20
 

@@ -22,6 +22,8 @@ from ..events import RunStatus
 from .rows import (
     ApprovalRow,
     AssistantRow,
+    CELL_ACTIONS,
+    CellChangeRow,
     ClarifyRow,
     MarkerRow,
     NoteLevel,
@@ -104,6 +106,7 @@ class TranscriptFold:
             events.COMPACTION: self._on_compaction,
             events.CONTINUATION: self._on_continuation,
             events.PROPOSAL: self._on_proposal,
+            events.CELL_CHANGE: self._on_cell_change,
         }
 
     # -- feeding ------------------------------------------------------------------------------
@@ -455,6 +458,22 @@ class TranscriptFold:
             action=action if action in PROPOSAL_ACTIONS else "insert_end", cell_id=_text(p.get("cell_id")),
             cell_type="markdown" if p.get("cell_type") == "markdown" else "code",
             source=_text(p.get("source")) or "", old_source=_text(p.get("old_source")),
+        ))
+
+    def _on_cell_change(self, row: JournalRow) -> None:
+        """A change the agent made to a notebook cell, as read back (one row per change, in order)."""
+        p = row.payload
+        action = p.get("action")
+        if action not in CELL_ACTIONS:
+            return
+        self._add(CellChangeRow(
+            id=row_id(self.run_id, "cell_change", row.seq), run_id=self.run_id, action=action,
+            cell_id=_text(p.get("cell_id")) or "", applied=p.get("applied") is not False, why=_text(p.get("why")),
+            path=_text(p.get("path")) or "", index=_int(p.get("index")), cell_type=_text(p.get("cell_type")),
+            before_source=_text(p.get("before_source")), after_source=_text(p.get("after_source")),
+            source_sha256=_text(p.get("source_sha256")), execution_count=_int(p.get("execution_count")),
+            outputs_summary=_text(p.get("outputs_summary")), landed="room" if p.get("landed") == "room" else "file",
+            tool_call_id=_text(p.get("tool_call_id")) or "",
         ))
 
     def _resolve_unanswered(self, status: RunStatus) -> None:

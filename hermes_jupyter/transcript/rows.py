@@ -23,7 +23,13 @@ MarkerVariant = Literal["interrupted", "cancelled", "error"]
 ProposalAction = Literal["insert_below", "insert_end", "replace"]
 ProposalStatus = Literal["pending", "accepted", "rejected"]
 CellType = Literal["code", "markdown"]
+#: `delete` comes only from delete_cell in Propose mode (agents/cell_tools.py), never from propose_cell.
 PROPOSAL_ACTIONS: Final = frozenset({"insert_below", "insert_end", "replace"})
+#: What the agent did to a notebook cell (a `cell_change` row), where it landed, and what the person decided.
+CellAction = Literal["insert", "edit", "delete", "run"]
+CellLanded = Literal["room", "file"]
+CellReview = Literal["kept", "undone"]
+CELL_ACTIONS: Final = frozenset({"insert", "edit", "delete", "run"})
 #: What a user may decide about a proposal (its status once decided).
 PROPOSAL_DECISIONS: Final = frozenset({"accepted", "rejected"})
 
@@ -116,6 +122,28 @@ class ProposalRow(_Row, tag="proposal", kw_only=True):
     answered_by: AnsweredBy | None = None
 
 
+class CellChangeRow(_Row, tag="cell_change", kw_only=True):
+    """A change the agent made to a notebook cell, as read back (docs/notebook-edits.md); `review` is the
+    person's Keep/Undo, laid over from the session like a proposal's decision."""
+
+    run_id: str
+    action: CellAction
+    cell_id: str
+    applied: bool = True
+    why: str | None = None
+    path: str = ""
+    index: int | None = None
+    cell_type: str | None = None
+    before_source: str | None = None
+    after_source: str | None = None
+    source_sha256: str | None = None
+    execution_count: int | None = None
+    outputs_summary: str | None = None
+    landed: CellLanded = "file"
+    tool_call_id: str = ""
+    review: CellReview | None = None
+
+
 class MarkerRow(_Row, tag="marker", kw_only=True):
     variant: MarkerVariant
     text: str
@@ -123,7 +151,8 @@ class MarkerRow(_Row, tag="marker", kw_only=True):
 
 
 Row = Union[
-    AssistantRow, ReasoningRow, ToolRow, ApprovalRow, ClarifyRow, PlanRow, UsageRow, NoteRow, ProposalRow, MarkerRow
+    AssistantRow, ReasoningRow, ToolRow, ApprovalRow, ClarifyRow, PlanRow, UsageRow, NoteRow, ProposalRow,
+    CellChangeRow, MarkerRow,
 ]
 #: Rows that show what the agent produced (recovery calls a run with any of these "recovered output").
 OUTPUT_ROWS: Final = (AssistantRow, ReasoningRow, ToolRow)

@@ -17,6 +17,7 @@ export const EVENTS = {
   compaction: 'compaction',
   status: 'status',
   proposal: 'proposal',
+  cellChange: 'cell_change',
   continuation: 'continuation',
   done: 'done',
   cancel: 'cancel',
@@ -115,6 +116,9 @@ export type MarkerVariant = 'interrupted' | 'cancelled' | 'error';
 export type ProposalAction = 'insert_below' | 'insert_end' | 'replace';
 export type ProposalStatus = 'pending' | 'accepted' | 'rejected';
 export type CellType = 'code' | 'markdown';
+export type CellAction = 'insert' | 'edit' | 'delete' | 'run';
+export type CellLanded = 'room' | 'file';
+export type CellReview = 'kept' | 'undone';
 
 export interface IAssistantRow {
   kind: 'assistant';
@@ -213,6 +217,27 @@ export interface IProposalRow {
   answered_by: IAnsweredBy | null;
 }
 
+export interface ICellChangeRow {
+  kind: 'cell_change';
+  id: string;
+  run_id: string;
+  action: CellAction;
+  cell_id: string;
+  applied: boolean;
+  why: string | null;
+  path: string;
+  index: number | null;
+  cell_type: string | null;
+  before_source: string | null;
+  after_source: string | null;
+  source_sha256: string | null;
+  execution_count: number | null;
+  outputs_summary: string | null;
+  landed: CellLanded;
+  tool_call_id: string;
+  review: CellReview | null;
+}
+
 export interface IMarkerRow {
   kind: 'marker';
   id: string;
@@ -231,4 +256,5 @@ export type TranscriptRow =
   | IUsageRow
   | INoteRow
   | IProposalRow
+  | ICellChangeRow
   | IMarkerRow;

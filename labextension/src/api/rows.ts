@@ -10,9 +10,13 @@ import type { IAttachment } from './contract';
 export type {
   AnsweredByKind,
   CardStatus,
+  CellAction,
+  CellLanded,
+  CellReview,
   IAnsweredBy,
   IApprovalRow,
   IAssistantRow,
+  ICellChangeRow,
   IClarifyRow,
   INoteRow,
   IPlanItem,

@@ -7,6 +7,7 @@ import { IJournalRow, STATUS_KINDS } from '../api/contract';
 import {
   IAnsweredBy,
   IApprovalRow,
+  ICellChangeRow,
   IClarifyRow,
   IMarkerRow,
   INoteRow,
@@ -129,6 +130,36 @@ export function proposalRow(runId: string, row: IJournalRow): IProposalRow {
     old_source: text(p.old_source),
     status: 'pending',
     answered_by: null
+  };
+}
+
+const CELL_ACTIONS: ReadonlySet<unknown> = new Set(['insert', 'edit', 'delete', 'run']);
+
+/** A change the agent made to a notebook cell, as read back (docs/notebook-edits.md); null for an unknown action. */
+export function cellChangeRow(runId: string, row: IJournalRow): ICellChangeRow | null {
+  const p = row.payload;
+  if (!CELL_ACTIONS.has(p.action)) {
+    return null;
+  }
+  return {
+    kind: 'cell_change',
+    id: `${runId}:cell_change:${row.seq}`,
+    run_id: runId,
+    action: p.action as ICellChangeRow['action'],
+    cell_id: text(p.cell_id) || '',
+    applied: p.applied !== false,
+    why: text(p.why),
+    path: text(p.path) || '',
+    index: int(p.index),
+    cell_type: text(p.cell_type),
+    before_source: text(p.before_source),
+    after_source: text(p.after_source),
+    source_sha256: text(p.source_sha256),
+    execution_count: int(p.execution_count),
+    outputs_summary: text(p.outputs_summary),
+    landed: p.landed === 'room' ? 'room' : 'file',
+    tool_call_id: text(p.tool_call_id) || '',
+    review: null
   };
 }
 

@@ -136,6 +136,10 @@ export class LiveTranscript {
         const id = make.cardId(row, 'proposal_id');
         return this._proposals.has(id) ? undefined : this._addCard(this._proposals, id, make.proposalRow(this.runId, row));
       }
+      case EVENTS.cellChange: {
+        const change = make.cellChangeRow(this.runId, row);
+        return change ? this._add(change) : undefined;
+      }
       case EVENTS.compaction:
         return this._add({ ...make.noteRow(this.runId, row, 'compaction', make.text(p.text) ?? ''), level: 'info' });
     }
