@@ -29,6 +29,7 @@ RUN_CONTROLS: Final[dict[str, str]] = {
 #: own values, so the TypeScript copy (`ANSWER_WORDS` in generated.ts) is indexed the same way.
 ANSWER_WORDS: Final[dict[str, str]] = {
     "allow_once": "Allowed once",
+    "allow_turn": "Allowed for this turn",
     "allow_session": "Allowed for this session",
     "allow_always": "Allowed always",
     "deny": "Denied",

@@ -23,8 +23,12 @@ from .base import EventSink
 log = logging.getLogger(__name__)
 
 APPROVAL_OPTIONS = ("allow_once", "deny")
+#: A run of code in `agent` autonomy: `allow_turn` lets every later run of this turn go without asking.
+TURN_OPTIONS = ("allow_once", "allow_turn", "deny")
 #: Every choice an approval may offer (docs/journal.md); a backend offers the subset it honours.
-APPROVAL_CHOICES = ("allow_once", "allow_session", "allow_always", "deny")
+APPROVAL_CHOICES = ("allow_once", "allow_turn", "allow_session", "allow_always", "deny")
+#: The choices that let the asked-for action go ahead.
+ALLOWING = frozenset({"allow_once", "allow_turn", "allow_session", "allow_always"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +102,12 @@ class ApprovalBroker:
         return self._questions.pending(run_id)
 
     async def request(self, sink: EventSink, request: ApprovalRequest) -> str:
-        """For our own tools: journal the request, wait for the answer, journal the outcome."""
+        """For our own tools: journal the request, wait for the answer, journal the outcome; the choice."""
+        return str((await self.resolve(sink, request))["choice"])
+
+    async def resolve(self, sink: EventSink, request: ApprovalRequest) -> dict[str, Any]:
+        """As `request`, answering the whole resolved payload (`choice`, `reason`, `answered_by`)."""
         async def resolve() -> dict[str, Any]:
             return resolved_payload(request.approval_id, *await decide(self.ask, request))
 
-        resolved = await journaled(sink, APPROVAL, pending_payload(request), resolve)
-        return str(resolved["choice"])
+        return await journaled(sink, APPROVAL, pending_payload(request), resolve)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..attachments import model_message
+from ..autonomy import DEFAULT_AUTONOMY, Autonomy
 
 #: How a turn ended, as the backend saw it. `crashed`: the agent's worker died mid-turn
 #: (settled as interrupted, cause `lost_worker`); `interrupted`: it stopped because it was asked to.
@@ -60,6 +61,9 @@ class TurnRequest:
     model: str | None = None
     notebook: NotebookBinding | None = None
     continues: Continuation | None = None
+    #: The session's autonomy when the turn started (docs/autonomy.md): which notebook tools are offered
+    #: and whether they change the notebook, propose, or ask before running code.
+    autonomy: Autonomy = DEFAULT_AUTONOMY
 
     @property
     def model_message(self) -> str:

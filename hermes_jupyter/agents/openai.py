@@ -37,7 +37,8 @@ from .openai_stream import (
     retry_delay,
     retry_notice,
 )
-from .tools_registry import ToolRegistry, ToolsFactory, call_tool
+from .tool_images import MAX_IMAGES, image_message, takes_images
+from .tools_registry import ToolRegistry, ToolsFactory, call_tool, tool_image_urls
 from .waiting import WaitingNote
 
 #: Characters of a tool's arguments shown on its card before the result arrives.
@@ -60,6 +61,19 @@ class _TurnState:
     heard: int = 0
     #: Waits for a reply's first data so far (each is one waiting note, `wait_id` "wait-<n>").
     waits: int = 0
+    #: Image messages sent after tool results, by their place in `context`; never kept in the conversation.
+    images: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def sent_context(self) -> list[dict[str, Any]]:
+        """`context` as the next request sends it: with this turn's image messages in their places."""
+        if not self.images:
+            return self.context
+        sent: list[dict[str, Any]] = []
+        for index, row in enumerate(self.context):
+            sent.append(row)
+            if index + 1 in self.images:
+                sent.append(self.images[index + 1])
+        return sent
 
     def add_text(self, text: str) -> str:
         """Record a text delta; return it as streamed, with a paragraph break if tools ran since the last text."""
@@ -162,6 +176,12 @@ class OpenAIAgent(Configurable):
     )
     extra_headers = Dict(config=True, help="Headers added to every request (default {}).")
     tool_preview_chars = Int(500, config=True, help="Characters of a tool result shown on its card (default 500).")
+    send_images = Enum(
+        ["auto", "always", "never"], default_value="auto", config=True,
+        help="Whether images in tool results (plots a notebook cell drew) go to the model as image parts: always, "
+        "never, or auto (when the model's name is one known to read images: gpt-4o, gpt-4.1, gpt-5, claude, "
+        "gemini, llava, *-vl …). A model that gets none reads a one-line description (docs/autonomy.md).",
+    )
     max_retries = Int(
         3, config=True,
         help="Retries of a request the provider refused with 429 or a 5xx (default 3; 0: none). Each retry is "
@@ -261,7 +281,7 @@ class OpenAIAgent(Configurable):
         if request.continues is not None:
             state.trim = OverlapTrim(request.continues.partial)
         for iteration in range(self.max_iterations):
-            body = self._request_body(model, messages + state.context, registry)
+            body = self._request_body(model, messages + state.sent_context(), registry)
             if prefill and iteration == 0:
                 body.update(self._prefill_fields())
             calls = await self._stream_reply(client, body, sink, state, f"call-{request.run_id}-{iteration}")
@@ -274,11 +294,16 @@ class OpenAIAgent(Configurable):
             assert registry is not None  # _stream_reply only returns calls when tools were offered
             assistant: dict[str, Any] = {"role": "assistant", "content": reply_text or None}
             assistant["tool_calls"] = [call.as_message_part() for call in calls]
-            results = [await self._run_tool(call, registry, sink) for call in calls]
+            results, images = [], []
+            for call in calls:
+                results.append(await self._run_tool(call, registry, sink))
+                images += tool_image_urls(registry)
             # The call row and its results land together, so history never holds unanswered
             # calls; until then an interruption keeps the reply's text as a plain row.
             state.reply.clear()
             state.context.extend([assistant, *results])
+            if images and takes_images(model, self.send_images):
+                state.images[len(state.context)] = image_message(images[:MAX_IMAGES])
             state.after_tools = True
         raise TurnFailure(
             "tool_limit_reached",
@@ -386,7 +411,7 @@ class OpenAIAgent(Configurable):
             if problem:
                 result, is_error = problem, True
             else:
-                result, is_error = await call_tool(registry, call.name, args)
+                result, is_error = await call_tool(registry, call.name, args, call.id)
         except asyncio.CancelledError:
             self._emit_tool_complete(sink, call, "Interrupted before the tool finished.", started, True)
             raise

@@ -17,6 +17,8 @@ from ..transcript.rows import PROPOSAL_ACTIONS
 from .base import EventSink
 
 PROPOSE_CELL: Final = "propose_cell"
+#: What propose_cell may propose (a deletion is proposed by delete_cell in Propose mode: cell_tools.py).
+CELL_ACTIONS: Final = PROPOSAL_ACTIONS - {"delete"}
 #: Longest source a proposal may carry, in characters.
 MAX_PROPOSAL_CHARS: Final = 20_000
 
@@ -38,7 +40,7 @@ class NotebookReader(Protocol):
 def propose_schema(notebook_path: str) -> dict[str, Any]:
     """The OpenAI `tools` entry of `propose_cell` (offered only to a session bound to a notebook)."""
     properties = {
-        "action": {"type": "string", "enum": sorted(PROPOSAL_ACTIONS),
+        "action": {"type": "string", "enum": sorted(CELL_ACTIONS),
                    "description": "insert_below: a new cell below cell_id; insert_end: a new last cell; "
                                   "replace: new source for cell_id."},
         "source": {"type": "string", "description": "The cell's full source."},
@@ -57,8 +59,8 @@ def propose_schema(notebook_path: str) -> dict[str, Any]:
 def proposal_payload(args: dict[str, Any], cells: list[dict[str, Any]] | None) -> dict[str, Any]:
     """The `proposal` event of a tool call, checked; `cells` (the saved notebook's) locate the target cell."""
     action = args.get("action") or ("insert_below" if args.get("cell_id") else "insert_end")
-    if action not in PROPOSAL_ACTIONS:
-        raise ProposalError(f"action must be one of {', '.join(sorted(PROPOSAL_ACTIONS))}.")
+    if action not in CELL_ACTIONS:
+        raise ProposalError(f"action must be one of {', '.join(sorted(CELL_ACTIONS))}.")
     source = args.get("source")
     if not isinstance(source, str) or not source.strip():
         raise ProposalError("propose_cell needs the cell's source.")

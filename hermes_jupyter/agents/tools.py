@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-import secrets
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,9 +22,11 @@ from traitlets.config import Configurable
 
 from ..redact import Redactor
 from ..redact_run import RunRedactor
-from .approvals import ApprovalBroker, ApprovalRequest
+from .approvals import ApprovalBroker
 from .base import EventSink, TurnRequest
+from .cell_tools import CELL_TOOLS, CellEditor, CellLimits, CellTools, RunGate, cell_schemas, offered
 from .propose import PROPOSE_CELL, propose_cell, propose_schema
+from .tool_images import ImageParts, describe_image
 
 READ_NOTEBOOK = "read_notebook"
 LIST_VARIABLES = "list_variables"
@@ -49,6 +50,8 @@ class CodeRun:
 
     status: str
     outputs: list[dict[str, Any]] = field(default_factory=list)
+    #: The kernel's execution count of the run (`In[n]`), when it started one.
+    execution_count: int | None = None
 
 
 class NotebookAccess(Protocol):
@@ -70,8 +73,9 @@ class NotebookAccess(Protocol):
         """Raise `ToolError` when the kernel could not start code now (asked before the approval)."""
         ...
 
-    async def run_code(self, kernel_id: str, code: str, timeout_s: float) -> CodeRun:
-        """Execute `code` in the kernel now or never (nothing is left queued). Callers must have the approval."""
+    async def run_code(self, kernel_id: str, code: str, timeout_s: float, *, store_history: bool = False) -> CodeRun:
+        """Execute `code` in the kernel now or never (nothing is left queued). Callers must have the approval.
+        `store_history`: as a person's run of a cell (run_cell), counted in the kernel's history."""
         ...
 
 
@@ -94,25 +98,29 @@ class NotebookTools(Configurable):
     )
 
     def __init__(
-        self, *, access: NotebookAccess, broker: ApprovalBroker, redactor: Redactor | None = None, **kwargs: Any,
+        self, *, access: NotebookAccess, broker: ApprovalBroker, redactor: Redactor | None = None,
+        editor: CellEditor | None = None, **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.access = access
         self.broker = broker
         self.redactor = redactor if redactor is not None else Redactor.from_environ()
+        #: The one writer of notebook cells (server/notebook_editor.py); None: the cell tools refuse.
+        self.editor = editor
 
     def __call__(self, request: TurnRequest, sink: EventSink) -> NotebookToolRegistry:
         return NotebookToolRegistry(self, request, sink)
 
 
 class NotebookToolRegistry:
-    """The tools of one turn (a `ToolRegistry`): kernel tools only when a kernel is bound."""
+    """The tools of one turn (a `ToolRegistry`): kernel tools only when a kernel is bound, cell tools by autonomy."""
+
+    takes_call_ids = True
 
     def __init__(self, tools: NotebookTools, request: TurnRequest, sink: EventSink) -> None:
         self._tools = tools
         self._request = request
         self._sink = sink
-        self._approvals = 0
         #: The run's redactor when the sink has one (what a result teaches it masks the model's echo too).
         run_redactor = getattr(sink, "redactor", None)
         self._redactor = run_redactor if isinstance(run_redactor, RunRedactor) else RunRedactor(tools.redactor)
@@ -120,6 +128,16 @@ class NotebookToolRegistry:
         self.notebook_path = binding.notebook_path if binding else None
         self.cell_id = binding.cell_id if binding else None
         self.kernel_id = binding.kernel_id if binding else None
+        self.autonomy = request.autonomy
+        self._gate = RunGate(tools.broker, request, sink, tools.approval_timeout)
+        self._cell_names = offered(self.autonomy, bool(self.notebook_path), bool(self.kernel_id))
+        self._cells = CellTools(
+            editor=tools.editor, runner=tools.access, gate=self._gate, request=request, sink=sink,
+            redactor=self._redactor, offered=self._cell_names,
+            limits=CellLimits(run_timeout_s=tools.run_timeout, max_output_chars=tools.max_output_chars),
+        )
+        #: Images the last results showed (plots), for a backend whose model reads images (tool_images.py).
+        self.images = ImageParts()
 
     def schemas(self) -> list[dict[str, Any]]:
         bound = (f" Only the notebook this conversation belongs to ({self.notebook_path}) can be read."
@@ -140,28 +158,42 @@ class NotebookToolRegistry:
                         "(type, size, shape, columns, a longer preview).",
                         {"name": {"type": "string", "description": "Variable name, optionally dotted (df.columns)."}},
                         ["name"]),
-                _schema(RUN_CODE, "Run Python code in the notebook's kernel. The user sees the code and must "
-                        "approve it first; if they deny it, nothing runs. Variables it defines stay in the kernel.",
-                        {"code": {"type": "string", "description": "The Python code to run."}}, ["code"]),
             ]
-        if self.notebook_path:
+        if self.kernel_id and self.autonomy != "ask":
+            asks = ("It runs without asking" if self.autonomy == "agent_auto" else
+                    "The user sees the code and must approve it first; if they deny it, nothing runs")
+            schemas.append(_schema(
+                RUN_CODE, f"Run Python code in the notebook's kernel, for scratch work: it leaves nothing in the "
+                f"notebook. {asks}. Variables it defines stay in the kernel.",
+                {"code": {"type": "string", "description": "The Python code to run."}}, ["code"]))
+        if self.notebook_path and self.autonomy != "ask":
             schemas.append(propose_schema(self.notebook_path))
+            schemas += cell_schemas(self._cell_names, self.notebook_path, self.autonomy)
         return schemas
 
-    async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+    async def call(self, name: str, args: dict[str, Any], tool_call_id: str | None = None) -> tuple[str, bool]:
         """The tool's result as the model sees it, secrets redacted: `(text, is_error)`.
 
         A value the result assigns to a secret name (`aws_secret_access_key = …`) is learned first,
-        so it is masked wherever it appears: later in this result, and for the rest of the run."""
-        text, is_error = await self._call(name, args)
+        so it is masked wherever it appears: later in this result, and for the rest of the run.
+        `tool_call_id` (the backend's id of the call) goes into the provenance of a changed cell."""
+        self.images.clear()
+        text, is_error = await self._call(name, args, tool_call_id)
         self._redactor.learn_from(text)
         return self._redactor.text(text), is_error
 
-    async def _call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+    async def _call(self, name: str, args: dict[str, Any], tool_call_id: str | None) -> tuple[str, bool]:
         redactor = self._redactor
         try:
             if name == READ_NOTEBOOK:
                 return await self._read_notebook(args), False
+            if name in CELL_TOOLS:
+                result = await self._cells.call(name, args, tool_call_id)
+                self.images.take(self._cells.last_outputs)
+                return result
+            if name in (RUN_CODE, PROPOSE_CELL) and self.autonomy == "ask":
+                raise ToolError(f"In Ask mode the agent only reads; {name} is not offered and nothing was run "
+                                "or proposed. The user can switch this conversation to Propose or Agent.")
             if name == PROPOSE_CELL:
                 return await propose_cell(self._sink, args, notebook_path=self.notebook_path, reader=self._tools.access)
             if name in (LIST_VARIABLES, INSPECT_VARIABLE, RUN_CODE) and not self.kernel_id:
@@ -192,6 +224,7 @@ class NotebookToolRegistry:
         if not isinstance(start, int) or start < 0:
             raise ToolError("start must be a cell index (an integer ≥ 0).")
         api_path, notebook = await self._tools.access.read_notebook(path)
+        self.images.take(output for cell in (notebook.get("cells") or [])[start:] for output in cell.get("outputs") or [])
         return format_notebook(
             api_path, notebook, start=start, bound_cell=self.cell_id if path == self.notebook_path else None,
             max_chars=self._tools.max_result_chars, max_piece_chars=self._tools.max_output_chars,
@@ -214,14 +247,8 @@ class NotebookToolRegistry:
         if len(code) > self._tools.max_code_chars:
             raise ToolError(f"The code is {len(code)} characters long; run_code accepts at most {self._tools.max_code_chars}.")
         await self._tools.access.ready_to_run(self._kernel())  # refuse before asking, not after
-        self._approvals += 1
         where = f" of {self.notebook_path}" if self.notebook_path else ""
-        approval = ApprovalRequest(
-            run_id=self._request.run_id, session_id=self._request.session_id,
-            approval_id=f"code-{self._approvals}-{secrets.token_hex(4)}", command=code,
-            description=f"Run this code in the kernel{where}", timeout_s=self._tools.approval_timeout, kind="code",
-        )
-        if await self._tools.broker.request(self._sink, approval) != "allow_once":
+        if await self._gate.allow(code, f"Run this code in the kernel{where}") is None:
             return DENIED, True
         run = await self._tools.access.run_code(self._kernel(), code, self._tools.run_timeout)
         text = format_code_run(run, self._tools.run_timeout, self._tools.max_output_chars)
@@ -281,8 +308,11 @@ def format_output(output: dict[str, Any], limit: int = 2_000) -> str:
         return summary + ("\n" + _truncate(trace, limit) if trace else "")
     data = output.get("data") or {}
     text = _text(data.get("text/plain") or data.get("text/markdown") or "")
-    others = sorted(k for k in data if k not in ("text/plain", "text/markdown"))
+    images = [describe_image(k, data[k]) for k in sorted(data) if k.startswith("image/")]
+    others = sorted(k for k in data if k not in ("text/plain", "text/markdown") and not k.startswith("image/"))
     shown = _truncate(text, limit)
+    if images:
+        shown += (" " if shown else "") + f"(an image: {', '.join(images)})"
     if others:
         shown += (" " if shown else "") + f"({', '.join(others)} not shown)"
     return f"[{kind}] {shown}"

@@ -30,6 +30,7 @@ from ..runs.queue import Mode
 from ..titles import UNTITLED
 from ..transcript.rows import PROPOSAL_DECISIONS
 from .answerer import answering_person
+from .autonomy import chosen_autonomy, max_autonomy
 from .errors import mapped, user_error, write_json_error
 from .inputs import check_text, parse_count, parse_json
 from .kernel_token import KernelTokenAuth
@@ -225,22 +226,27 @@ class SessionHandler(HermesHandler):
     @api_errors
     async def get(self, session_id: str) -> None:
         session = await self.hermes.queue.read_session(await self.own_sid(session_id))
-        self.answer(session.to_json())
+        self.answer({**session.to_json(), "max_autonomy": max_autonomy(self)})
 
     @web.authenticated
     @authorized
     @api_errors
     async def patch(self, session_id: str) -> None:
-        """`{title?, model?, backend?, notebook_path?, kernel_id?}`: rename, switch model or backend, (re)bind;
-        null unbinds. A new backend starts over with its own conversation state and, unless named, its model."""
-        changes = _session_edits(self.json_body())
+        """`{title?, model?, backend?, notebook_path?, kernel_id?, autonomy?}`: rename, switch model or backend,
+        (re)bind, choose the autonomy (docs/autonomy.md); null unbinds. A new backend starts over with its own
+        conversation state and, unless named, its model."""
+        body = self.json_body()
+        autonomy = await chosen_autonomy(self, body.pop("autonomy")) if "autonomy" in body else None
+        changes: dict[str, Any] = _session_edits(body) if body or autonomy is None else {}
+        if autonomy is not None:
+            changes["autonomy"] = autonomy
         if "backend" in changes:
             await require_person(self, "backend")
             changes = self._switch_backend(changes)
         if set(changes) - {"model", "backend"}:  # the model is the session's setting; names, bindings the person's
             await require_person(self, "edit")
         session = await self.hermes.manager.edit_session(await self.own_sid(session_id), changes)
-        self.answer(session.compact())
+        self.answer({**session.compact(), "autonomy": session.autonomy})
 
     def _switch_backend(self, changes: dict[str, str | None]) -> dict[str, str | None]:
         backend = changes["backend"]

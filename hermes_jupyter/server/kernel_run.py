@@ -63,17 +63,19 @@ class _Watch:
 
 async def run_in_kernel(
     km: KernelManager, kc: AsyncKernelClient, code: str, timeout_s: float, refuse_busy: Callable[[], None],
+    *, store_history: bool = False,
 ) -> CodeRun:
     """Run `code` in a subshell of its own, or (`refuse_busy()` first) on the main shell, and collect its
-    outputs; `kc` listens on iopub and control. The subshell is deleted unless its code is still running."""
+    outputs; `kc` listens on iopub and control. The subshell is deleted unless its code is still running.
+    `store_history`: a notebook cell's run (run_cell), counted as `In[n]` like a person's."""
     subshell_id = await open_subshell(kc, km)
     if subshell_id is None:
         refuse_busy()
     deadline = time.time() + START_TIMEOUT_S
     gate_id = send_execute(kc, {"code": _GATE.format(deadline=deadline), "silent": False, "stop_on_error": True},
                            subshell_id)
-    code_id = send_execute(kc, {"code": code, "silent": False, "store_history": False, "stop_on_error": False},
-                           subshell_id)
+    code_id = send_execute(kc, {"code": code, "silent": False, "store_history": store_history,
+                                "stop_on_error": False}, subshell_id)
     watch = _Watch(gate_id, code_id, CodeRun(status="not_started"))
     try:
         return await _execute(km, kc, watch, timeout_s, subshell_id)
@@ -140,6 +142,8 @@ async def _pump(kc: AsyncKernelClient, watch: _Watch, done: Any, timeout_s: floa
         elif kind == "execute_input":
             watch.started = True
             watch.run.status = "ok"
+            count = content.get("execution_count")
+            watch.run.execution_count = count if isinstance(count, int) else None
         elif idle:
             watch.idle = True
         elif kind != "status":
@@ -163,7 +167,8 @@ def _collect(run: CodeRun, kind: str, content: dict[str, Any]) -> None:
         else:
             run.outputs.append({"output_type": "stream", "name": content.get("name"), "text": content.get("text", "")})
     elif kind in ("execute_result", "display_data"):
-        run.outputs.append({"output_type": kind, "data": content.get("data", {})})
+        run.outputs.append({"output_type": kind, "data": content.get("data", {}),
+                            "metadata": content.get("metadata", {})})
     elif kind == "error":
         run.status = "error"
         run.outputs.append({"output_type": "error", "ename": content.get("ename"), "evalue": content.get("evalue"),

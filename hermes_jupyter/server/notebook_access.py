@@ -31,6 +31,7 @@ from jupyter_core.utils import ensure_async
 from tornado import web
 
 from ..agents.approvals import ApprovalBroker
+from ..agents.cell_tools import CellEditor
 from ..agents.sandbox import PathEscape, api_path
 from ..agents.tools import CodeRun, NotebookTools, ToolError
 from ..redact import Redactor
@@ -229,13 +230,14 @@ class KernelAccess:
         finally:
             kc.stop_channels()
 
-    async def run_code(self, kernel_id: str, code: str, timeout_s: float) -> CodeRun:
-        """Execute visibly (no history entry) in a subshell of its own when the kernel has them, else on
-        the idle main shell; collect the outputs; stop it past `timeout_s` (kernel_run.py)."""
+    async def run_code(self, kernel_id: str, code: str, timeout_s: float, *, store_history: bool = False) -> CodeRun:
+        """Execute visibly (a history entry only for a cell's run) in a subshell of its own when the kernel has
+        them, else on the idle main shell; collect the outputs; stop it past `timeout_s` (kernel_run.py)."""
         km = self._kernel(kernel_id)
         kc = await _connect(km, iopub=True)
         try:
-            return await run_in_kernel(km, kc, code, timeout_s, lambda: self._refuse_busy(km))
+            return await run_in_kernel(km, kc, code, timeout_s, lambda: self._refuse_busy(km),
+                                       store_history=store_history)
         finally:
             kc.stop_channels()
 
@@ -359,16 +361,18 @@ class ServerNotebookAccess:
     async def ready_to_run(self, kernel_id: str) -> None:
         await self.kernels.ready_to_run(kernel_id)
 
-    async def run_code(self, kernel_id: str, code: str, timeout_s: float) -> CodeRun:
-        return await self.kernels.run_code(kernel_id, code, timeout_s)
+    async def run_code(self, kernel_id: str, code: str, timeout_s: float, *, store_history: bool = False) -> CodeRun:
+        return await self.kernels.run_code(kernel_id, code, timeout_s, store_history=store_history)
 
 
 def make_tools_factory(
     serverapp: Any, broker: ApprovalBroker, parent: Any = None, redactor: Redactor | None = None,
+    editor: CellEditor | None = None,
 ) -> NotebookTools:
-    """The notebook tools over this server's contents and kernel managers (a `ToolsFactory`)."""
+    """The notebook tools over this server's contents and kernel managers (a `ToolsFactory`); cells are
+    changed only through `editor` (notebook_editor.py)."""
     contents = ContentsNotebooks(serverapp.contents_manager, getattr(serverapp.contents_manager, "root_dir", None)
                                  or serverapp.root_dir)
     kernels = KernelAccess(serverapp.kernel_manager.get_kernel)
     access = ServerNotebookAccess(contents, kernels)
-    return NotebookTools(access=access, broker=broker, parent=parent, redactor=redactor)
+    return NotebookTools(access=access, broker=broker, parent=parent, redactor=redactor, editor=editor)

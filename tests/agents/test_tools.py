@@ -107,7 +107,7 @@ async def test_read_notebook_shows_cells_and_outputs_of_the_bound_notebook(root:
     assert "[stdout] loaded" in text
     assert "--- cell 2 [code] id=total In[2] (the cell this conversation was started from)" in text
     assert "[execute_result] 42" in text
-    assert "[display_data] <Figure> (image/png not shown)" in text
+    assert "[display_data] <Figure> (an image: image/png)" in text
     assert "[error] NameError: name 'plot' is not defined" in text and "\x1b[" not in text
     assert "iVBORw0KGgo" not in text
 
@@ -165,7 +165,8 @@ async def test_schemas_offer_kernel_tools_only_with_a_bound_kernel(root: Path) -
     assert unbound.schemas()[0]["function"]["parameters"]["required"] == ["path"]
     bound = _registry(tools, RecordingSink(), kernel_id="k1")
     assert [s["function"]["name"] for s in bound.schemas()] == [
-        "read_notebook", "list_variables", "inspect_variable", "run_code", "propose_cell"]
+        "read_notebook", "list_variables", "inspect_variable", "run_code", "propose_cell",
+        "insert_cell", "edit_cell", "delete_cell"]  # Propose, the default autonomy: no run_cell
     assert bound.schemas()[0]["function"]["parameters"]["required"] == []
 
 

@@ -22,6 +22,8 @@ The reply is chosen by the last user message (first match wins):
 | anything else                     | `Hello from the stub model.`                              |
 
 Once tool results follow the last user message, the reply is `Tool result: <results>`.
+A user message of image parts after tool results (images of a plot) is not the prompt; in `use these
+tools in turn`, the argument value `$cell_id` is the last `cell_id=…` an earlier tool result named.
 `slowly` anywhere paces the chunks by `slow_chunk_delay_s` (for cancel tests).
 Run it alone with `python -m tests.fakes.openai_stub_server [--port N] [--chunk-delay S]`.
 """
@@ -80,7 +82,8 @@ class Reply:
 def choose_reply(body: dict[str, Any]) -> Reply:
     """The scripted reply for a chat-completions request body (see the module docstring)."""
     messages = body.get("messages") or []
-    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user" and not _images_only(m)),
+                    default=-1)
     prompt = _text(messages[last_user].get("content")) if last_user >= 0 else ""
     lowered = prompt.lower()
     slow = "slowly" in lowered
@@ -89,13 +92,26 @@ def choose_reply(body: dict[str, Any]) -> Reply:
         return Reply(_text_deltas(STUB_COMPLETION), slow=slow)
     if (in_turn := _in_turn(prompt)) is not None:
         if len(tool_results) < len(in_turn):
-            return _tool_reply([in_turn[len(tool_results)]], slow)
+            name, args = in_turn[len(tool_results)]
+            return _tool_reply([(name, _with_cell_id(args, tool_results))], slow)
     rounds = _ROUNDS_RE.search(lowered)
     if rounds and len(tool_results) < int(rounds.group(1)):
         return _tool_reply([("list_files", {"path": "."})], slow)
     if tool_results:
         return Reply(_text_deltas("Tool result: " + " | ".join(tool_results)), slow=slow)
     return _reply_for_prompt(prompt, lowered, slow)
+
+
+def _images_only(message: dict[str, Any]) -> bool:
+    """A user message carrying tool results' images (`image_url` parts), not a prompt."""
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == "image_url" for p in content)
+
+
+def _with_cell_id(args: dict[str, Any], tool_results: list[str]) -> dict[str, Any]:
+    """`$cell_id` replaced by the last `cell_id=…` the tool results so far named."""
+    found = [m for r in tool_results for m in re.findall(r"cell_id=([\w-]+)", r)]
+    return {k: (found[-1] if v == "$cell_id" and found else v) for k, v in args.items()}
 
 
 def _in_turn(prompt: str) -> list[tuple[str, dict[str, Any]]] | None:
