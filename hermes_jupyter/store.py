@@ -86,6 +86,9 @@ class Session:
     proposal_answered_by: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: How much the agent may do in the notebook on its own (docs/autonomy.md); checked when read.
     autonomy: Autonomy = DEFAULT_AUTONOMY
+    #: The person's Keep/Undo of each cell an agent run changed, by `<run>:<cell_id>`: "kept", or `{by, at}`
+    #: once undone. Kept here, not in the run's journal, which may be sealed (docs/notebook-edits.md).
+    cell_undo: dict[str, Any] = field(default_factory=dict)
     #: Each settled turn as the transcript's own rows, oldest first (transcript/turns.py, docs/transcript.md).
     turns: list[StoredTurn] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
