@@ -20,11 +20,11 @@ PlanStatus = Literal["pending", "in_progress", "completed"]
 NoteVariant = Literal["status", "compaction"]
 NoteLevel = Literal["info", "warning"]
 MarkerVariant = Literal["interrupted", "cancelled", "error"]
-ProposalAction = Literal["insert_below", "insert_end", "replace"]
+ProposalAction = Literal["insert_below", "insert_end", "replace", "delete"]
 ProposalStatus = Literal["pending", "accepted", "rejected"]
 CellType = Literal["code", "markdown"]
 #: `delete` comes only from delete_cell in Propose mode (agents/cell_tools.py), never from propose_cell.
-PROPOSAL_ACTIONS: Final = frozenset({"insert_below", "insert_end", "replace"})
+PROPOSAL_ACTIONS: Final = frozenset({"insert_below", "insert_end", "replace", "delete"})
 #: What the agent did to a notebook cell (a `cell_change` row), where it landed, and what the person decided.
 CellAction = Literal["insert", "edit", "delete", "run"]
 CellLanded = Literal["room", "file"]

@@ -69,6 +69,7 @@ export const RUN_CONTROLS = {
 /** How an answered card reads, keyed by the answer's own value (wording.answer_words). */
 export const ANSWER_WORDS = {
   allow_once: 'Allowed once',
+  allow_turn: 'Allowed for this turn',
   allow_session: 'Allowed for this session',
   allow_always: 'Allowed always',
   deny: 'Denied',
@@ -113,7 +114,7 @@ export type PlanStatus = 'pending' | 'in_progress' | 'completed';
 export type NoteVariant = 'status' | 'compaction';
 export type NoteLevel = 'info' | 'warning';
 export type MarkerVariant = 'interrupted' | 'cancelled' | 'error';
-export type ProposalAction = 'insert_below' | 'insert_end' | 'replace';
+export type ProposalAction = 'insert_below' | 'insert_end' | 'replace' | 'delete';
 export type ProposalStatus = 'pending' | 'accepted' | 'rejected';
 export type CellType = 'code' | 'markdown';
 export type CellAction = 'insert' | 'edit' | 'delete' | 'run';
