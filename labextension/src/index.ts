@@ -4,6 +4,8 @@
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
 import { askHermesPlugin } from './plugins/ask-hermes';
+import { cellBadgesPlugin } from './plugins/cell-badges';
+import { cellChangesPlugin } from './plugins/cell-changes';
 import { cellActionsPlugin } from './plugins/cell-actions';
 import { codeActionsPlugin } from './plugins/code-actions';
 import { editCellPlugin } from './plugins/edit-cell';
@@ -19,6 +21,8 @@ const plugins: JupyterFrontEndPlugin<any>[] = [
   runRendererPlugin,
   notebookRecoveryPlugin,
   proposalsPlugin,
+  cellChangesPlugin,
+  cellBadgesPlugin,
   notebookContextPlugin,
   askHermesPlugin,
   cellActionsPlugin,

@@ -3,3 +3,4 @@ import './notebook-ui.css';
 import './variables.css';
 import './model-settings.css';
 import './mentions.css';
+import './agent-edits.css';

@@ -12,9 +12,15 @@ import { IPlainError, plainError } from '../../api/plain-errors';
 /** The buttons' words. */
 const CHOICE_LABELS: { [choice: string]: string } = {
   allow_once: 'Allow once',
+  allow_turn: 'Allow for this turn',
   allow_session: 'Allow for this session',
   allow_always: 'Always allow',
   deny: 'Deny'
+};
+
+/** What a choice means beyond its label. */
+const CHOICE_TITLES: { [choice: string]: string } = {
+  allow_turn: 'Run this, and let the agent run code again until this answer ends, without asking'
 };
 
 function label(choice: string | null): string {
@@ -90,6 +96,8 @@ function Answers(props: { row: IApprovalRow }): JSX.Element | null {
           key={choice}
           className={`jp-HermesButton jp-mod-${choice === 'deny' ? 'reject' : 'accept'}`}
           data-testid={`hermes-approval-${choice}`}
+          data-hermes-choice={choice}
+          title={CHOICE_TITLES[choice]}
           disabled={busy}
           onClick={event => {
             event.preventDefault();

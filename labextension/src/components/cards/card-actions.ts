@@ -4,6 +4,7 @@
  */
 import React from 'react';
 
+import type { ICellChangeActions } from './cell-change-actions';
 import type { IProposalActions } from './proposal-actions';
 
 export interface ICardActions {
@@ -13,6 +14,8 @@ export interface ICardActions {
   continueTurn?: () => Promise<unknown>;
   /** Set by the proposals plugin when it loads (it needs the notebook tracker). */
   proposals?: IProposalActions;
+  /** Keep / Undo of changed cells (the cell-changes plugin); else the shared provider, if any. */
+  cellChanges?: ICellChangeActions;
 }
 
 export const CardActions = React.createContext<ICardActions>({});

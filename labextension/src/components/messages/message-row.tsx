@@ -24,7 +24,7 @@ export interface IMessageRowProps {
   streaming?: boolean;
 }
 
-export const MessageRow = React.memo(function MessageRow(props: IMessageRowProps): JSX.Element {
+export const MessageRow = React.memo(function MessageRow(props: IMessageRowProps): JSX.Element | null {
   const { row, rendermime, streaming } = props;
   switch (row.kind) {
     case 'user':
@@ -49,6 +49,9 @@ export const MessageRow = React.memo(function MessageRow(props: IMessageRowProps
       return <Note row={row} />;
     case 'marker':
       return <Marker row={row} rendermime={rendermime} />;
+    default:
+      // A kind this view shows elsewhere (a turn's changed cells are grouped into one card).
+      return null;
   }
 });
 

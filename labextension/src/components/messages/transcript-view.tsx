@@ -5,9 +5,11 @@
  * bottom while new text arrives unless the reader has scrolled up.
  */
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import React, { useEffect, useLayoutEffect, useRef, useState } from 'react';
+import React, { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 
 import { DisplayRow } from '../../api/rows';
+import { groupCellChanges } from '../../model/cell-changes';
+import { CellChangeCard } from '../cards/cell-change-card';
 import { MessageRow } from './message-row';
 
 /** Rows mounted at first, and added per page when scrolling up. */
@@ -28,7 +30,9 @@ export interface ITranscriptViewProps {
 }
 
 export function TranscriptView(props: ITranscriptViewProps): JSX.Element {
-  const { rows, rendermime, resetKey } = props;
+  const { rendermime, resetKey } = props;
+  // A turn's changed cells are one card (model/cell-changes.ts).
+  const rows = useMemo(() => groupCellChanges(props.rows), [props.rows]);
   const [windowSize, setWindowSize] = useState(PAGE_ROWS);
   const scroller = useRef<HTMLDivElement>(null);
   const sentinel = useRef<HTMLDivElement>(null);
@@ -167,9 +171,13 @@ export function TranscriptView(props: ITranscriptViewProps): JSX.Element {
         </div>
       )}
       <div className="jp-HermesTranscript-rows" ref={content}>
-        {rows.slice(start).map(row => (
-          <MessageRow key={row.id} row={row} rendermime={rendermime} streaming={row.id === props.streamingId} />
-        ))}
+        {rows.slice(start).map(row =>
+          row.kind === 'cell_changes' ? (
+            <CellChangeCard key={row.id} group={row} />
+          ) : (
+            <MessageRow key={row.id} row={row} rendermime={rendermime} streaming={row.id === props.streamingId} />
+          )
+        )}
       </div>
     </div>
   );

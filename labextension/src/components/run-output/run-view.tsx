@@ -8,8 +8,10 @@ import React, { useState } from 'react';
 
 import { IRunOutputPayload } from '../../api/contract';
 import { RUN_CONTROLS as W } from '../../api/generated';
+import { groupCellChanges } from '../../model/cell-changes';
 import { RunFollower } from '../../model/run-follower';
 import { CardActions } from '../cards/card-actions';
+import { CellChangeCard } from '../cards/cell-change-card';
 import { Markdown } from '../messages/markdown';
 import { MessageRow } from '../messages/message-row';
 import { useSignal } from '../use-signal';
@@ -77,9 +79,13 @@ export function RunView(props: IRunViewProps): JSX.Element {
         ) : null
       ) : (
         <CardActions.Provider value={follower?.cardActions ?? {}}>
-          {rows.map(row => (
-            <MessageRow key={row.id} row={row} rendermime={rendermime} streaming={row.id === streamingId} />
-          ))}
+          {groupCellChanges(rows).map(row =>
+            row.kind === 'cell_changes' ? (
+              <CellChangeCard key={row.id} group={row} />
+            ) : (
+              <MessageRow key={row.id} row={row} rendermime={rendermime} streaming={row.id === streamingId} />
+            )
+          )}
         </CardActions.Provider>
       )}
     </div>

@@ -4,11 +4,13 @@
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import React from 'react';
 
+import { setAutonomy } from '../../api/notebook-edits';
 import { ChatModel } from '../../model/chat';
 import { pickNotice } from '../../model/notice';
 import { SessionsModel } from '../../model/sessions';
 import { CardActions } from '../cards/card-actions';
 import { TranscriptView } from '../messages/transcript-view';
+import { AutonomyPicker } from '../composer/autonomy-picker';
 import { Composer } from '../composer/composer';
 import { ModelPicker } from '../composer/model-picker';
 import { openModelSettings } from '../settings/open-model-settings';
@@ -73,12 +75,20 @@ export function ChatPanel(props: {
         canSteer={model.canSteer}
         picker={
           model.session ? (
-            <ModelPicker
-              models={model.models}
-              value={model.model}
-              onChange={m => void model.setModel(m)}
-              onOpenSettings={() => void openModelSettings(model)}
-            />
+            <>
+              {model.session.notebook_path && (
+                <AutonomyPicker
+                  session={model.session}
+                  onChange={level => setAutonomy(model.client, model.session!.session_id, level)}
+                />
+              )}
+              <ModelPicker
+                models={model.models}
+                value={model.model}
+                onChange={m => void model.setModel(m)}
+                onOpenSettings={() => void openModelSettings(model)}
+              />
+            </>
           ) : null
         }
         onSend={(text, mode) => model.send(text, mode)}
