@@ -208,7 +208,8 @@ def session_card(row: Row) -> dict[str, Any] | None:
         return {
             "kind": "approval", "name": "approval", "preview": row.description, "snippet": row.description,
             "tid": row.approval_id, "args": cut_args({"command": row.command}), "done": answered,
-            "is_error": answered and row.choice != "allow_once", "choice": row.choice, "reason": row.reason,
+            "is_error": answered and row.choice not in ("allow_once", "allow_turn"), "choice": row.choice,
+            "reason": row.reason,
             "choices": list(row.choices), "answered_by": _answered_by(row.answered_by),
         }
     if isinstance(row, ClarifyRow):
