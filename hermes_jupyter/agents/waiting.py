@@ -33,17 +33,28 @@ class WaitingNote:
         self._task: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> "WaitingNote":
-        self._started = time.monotonic()
-        if self._every > 0:
-            self._task = asyncio.create_task(self._note())
-        return self
+        return self.start()
 
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
+        task = self.close()
+        if task is not None:
+            await asyncio.gather(task, return_exceptions=True)
+
+    def start(self) -> "WaitingNote":
+        """Begin the wait now (in a running event loop); `close()` ends it. The `async with` form does both."""
+        self._started = time.monotonic()
+        if self._every > 0 and self._task is None:
+            self._task = asyncio.create_task(self._note())
+        return self
+
+    def close(self) -> "asyncio.Task[None] | None":
+        """End the wait and its timer; the cancelled timer task (None without one), for a caller that awaits it."""
         self.stop()
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+        return task
 
     def answered(self) -> None:
         """The reply's first data: no more notes; a note that was shown now says how long the wait took."""

@@ -128,6 +128,11 @@ class HermesAgent(Configurable):
     approval_timeout = Float(
         300.0, config=True, help="Seconds an approval may stay unanswered before it counts as a deny.",
     )
+    waiting_note_after = Float(
+        15.0, config=True,
+        help="Seconds a request to the model may go without an answer before a status note says it is being "
+        "waited for, updated as often; one note per wait, retries included (default 15; 0: never).",
+    )
     respawn_backoff = Float(
         1.0, config=True,
         help="Seconds before a respawn after the second crash in a row, doubling per crash (the first is immediate).",
@@ -187,7 +192,8 @@ class HermesAgent(Configurable):
     async def run_turn(self, request: TurnRequest, sink: EventSink) -> TurnResult:
         slot = self._runs[request.run_id] = _RunSlot(sink)
         kept = request.continues.partial if request.continues is not None else None
-        translator = protocol.TurnTranslator(sink, request.backend_session_id, len(request.history), kept=kept)
+        translator = protocol.TurnTranslator(sink, request.backend_session_id, len(request.history), kept=kept,
+                                             waiting_note_after=self.waiting_note_after)
         try:
             try:
                 proc = await self._ensure_process()
@@ -334,7 +340,7 @@ class HermesAgent(Configurable):
         tool_id, name, args = str(message.get("tool_id")), str(message.get("name") or ""), message.get("args")
 
         async def call() -> None:
-            text, is_error = await call_tool(slot.tools, name, args if isinstance(args, dict) else {})
+            text, is_error = await call_tool(slot.tools, name, args if isinstance(args, dict) else {}, tool_id)
             if slot.proc is not None:
                 await self._send_quietly(slot.proc, protocol.tool_result_op(request.run_id, tool_id, text, is_error))
 

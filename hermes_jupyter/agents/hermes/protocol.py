@@ -16,8 +16,10 @@ from typing import Any
 
 from ...events import COMPACTION, INTERIM_ASSISTANT, PLAN, REASONING, STATUS, TOKEN, TOOL, TOOL_COMPLETE
 from ..base import EventSink, TurnRequest, TurnResult
-from ..continuing import CONTINUE_INSTRUCTION, OverlapTrim, continuation_history
-from ..errors import classify, failed_turn
+from ..continuing import CONTINUE_INSTRUCTION, OverlapTrim, continuation_history, overlap
+from ..errors import failed_turn
+from ..waiting import WaitingNote
+from .endings import CallLog, empty_answer, failure_kind, wait_asked
 
 PROTOCOL_VERSION = 1
 
@@ -138,15 +140,49 @@ def plan_payload(entries: list[dict[str, str]]) -> dict[str, Any]:
     return {"items": items, "entries": entries}
 
 
+def merge_continuations(context: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The turn's messages with Hermes' own continuations folded back into one answer.
+
+    When Hermes continues a cut answer by itself it adds a "[System: ... continue ...]" user message and
+    a second assistant message, which may re-send the first one's end. The model-facing history keeps
+    one assistant message per answer, without the nudge and without the repeat (as the user saw it).
+    """
+    merged: list[dict[str, Any]] = []
+    for row in context:
+        content = row.get("content")
+        after_cut = bool(merged) and _plain_answer(merged[-1]) and merged[-1].get("finish_reason") == "length"
+        if after_cut and row.get("role") == "user" and isinstance(content, str) and content.startswith("[System:"):
+            continue  # Hermes' continuation nudge: the next answer joins the cut one
+        if after_cut and _plain_answer(row):
+            kept, more = str(merged[-1]["content"]), str(content)
+            merged[-1] = {**merged[-1], "content": kept + more[overlap(kept, more):],
+                          "finish_reason": row.get("finish_reason")}
+            continue
+        merged.append(dict(row))
+    return merged
+
+
+def _plain_answer(row: dict[str, Any]) -> bool:
+    return row.get("role") == "assistant" and not row.get("tool_calls") and isinstance(row.get("content"), str)
+
+
 class TurnTranslator:
     """Folds one turn's wire messages into sink events and, at the end, a TurnResult."""
 
     def __init__(
-        self, sink: EventSink, session_id: str | None = None, history_len: int = 0, *, kept: str | None = None
+        self, sink: EventSink, session_id: str | None = None, history_len: int = 0, *, kept: str | None = None,
+        waiting_note_after: float = 0.0,
     ) -> None:
-        """`kept`: a continuation's answer so far; text the model only re-sends from it is not shown again."""
+        """`kept`: a continuation's answer so far; text the model only re-sends from it is not shown again.
+        `waiting_note_after`: seconds of a model request without an answer before a waiting note (0: never)."""
         self._sink = sink
+        self._kept = kept or ""
         self._trim = OverlapTrim(kept) if kept else None
+        self._calls = CallLog()
+        self._continuing = False  # Hermes is about to continue an answer it found cut (next `call`)
+        self._waiting_after = waiting_note_after
+        self._waits = 0
+        self._wait: WaitingNote | None = None
         self._heard = False
         self._history_len = history_len
         self.session_id = session_id  # Hermes' session id, once the runner reports it
@@ -167,15 +203,20 @@ class TurnTranslator:
         elif kind == "delta":
             text = message.get("text")
             if text:
+                self._answered()
                 self._heard = True
                 self._new_text(text)
         elif kind == "reasoning" and message.get("text"):
+            self._answered()
             self._sink.emit(REASONING, {"text": message["text"]})
+        elif kind in ("call", "call_end"):
+            self._model_call(kind, message)
         elif kind == "status":
             payload = status_payload(str(message.get("kind") or ""), str(message.get("text") or ""))
             if payload is not None:
                 self._sink.emit(STATUS, payload)
         elif kind in ("progress", "tool_start", "interim"):
+            self._answered()
             self._release()
             self._follow_up(kind, message)
         elif kind == "tool_complete":
@@ -190,6 +231,33 @@ class TurnTranslator:
             self._sink.emit(INTERIM_ASSISTANT, {
                 "text": message.get("text") or "", "already_streamed": bool(message.get("already_streamed")),
             })
+
+    def _model_call(self, kind: str, message: dict[str, Any]) -> None:
+        """A request to the model starts (`call`) or ends (`call_end`): the waiting note and Hermes' own
+        continuations. A refused request leaves the wait open: Hermes retries, and the user still waits."""
+        if kind == "call":
+            if self._wait is None and self._waiting_after > 0:
+                self._waits += 1
+                self._wait = WaitingNote(self._sink, f"wait-{self._waits}", self._waiting_after).start()
+            if self._continuing:  # Hermes continues a cut answer: its opening may re-send what is shown
+                self._release()
+                self._continuing, self._trim = False, OverlapTrim(self._kept + self.text)
+            return
+        if message.get("ok"):
+            self._answered()
+        self._continuing = self._calls.note(message) is not None
+
+    def _answered(self) -> None:
+        """The model answered: the wait (if any) ends, its note saying how long it took."""
+        if self._wait is not None:
+            wait, self._wait = self._wait, None
+            wait.answered()
+            wait.close()
+
+    def _stop_waiting(self) -> None:
+        if self._wait is not None:
+            wait, self._wait = self._wait, None
+            wait.close()
 
     def _new_text(self, text: str) -> None:
         """Model text: through a continuation's trim (held while it may repeat the kept answer)."""
@@ -263,11 +331,14 @@ class TurnTranslator:
         A failed turn's `final_response` is Hermes' error text, not an answer: it goes to the
         error's detail, never into a token, the transcript or the model's history.
         """
+        self._stop_waiting()
         interrupted = bool(message.get("interrupted"))
         # Hermes reports some failures only as `completed: false` plus an `error` (a stream that stayed
-        # truncated after its continuation attempts): that is not an answer either.
+        # truncated after its continuation attempts), and an empty reply as its "(empty)" sentinel answer:
+        # neither is an answer.
         gave_up = message.get("completed") is False and bool(message.get("error"))
-        failed = (bool(message.get("failed")) or gave_up) and not interrupted
+        empty = empty_answer(message) and not self._heard
+        failed = (bool(message.get("failed")) or gave_up or empty) and not interrupted
         self.close_open_tools("interrupted" if interrupted else "no result reported")
         final = str(message.get("final_response") or "")
         if interrupted and final.startswith(_INTERRUPT_STATUS_PREFIX):
@@ -277,7 +348,7 @@ class TurnTranslator:
         self._release()
         usage = {k: v for k, v in (message.get("usage") or {}).items() if v is not None}
         replace = bool(message.get("replace_context"))
-        context = list(message.get("context") or [])
+        context = merge_continuations(list(message.get("context") or []))
         if replace:
             self._sink.emit(COMPACTION, compaction_payload(self._history_len + 1, len(context)))
         fields: dict[str, Any] = dict(
@@ -289,9 +360,12 @@ class TurnTranslator:
         if failed:
             if not replace:
                 fields["context"] = self._partial_context()
+            if empty:
+                return failed_turn("empty_answer", f"Hermes: {message.get('exit_reason')}", final_text="",
+                                   **fields)
             detail = str(message.get("error") or final or "Hermes Agent reported a failed turn")
-            kind = str(message.get("error_type") or "") or classify(detail)
-            return failed_turn(kind, detail, final_text=self.text, **fields)
+            kind = str(message.get("error_type") or "") or failure_kind(detail, self._calls)
+            return failed_turn(kind, detail, final_text=self.text, wait_s=wait_asked(kind, self._calls), **fields)
         return TurnResult(final_text=self.text, **fields)
 
     def _partial_context(self) -> list[dict[str, Any]]:
@@ -300,6 +374,7 @@ class TurnTranslator:
 
     def cut_short(self, *, kind: str, detail: str, interrupted: bool) -> TurnResult:
         """The TurnResult when no `result` came: the process died or was killed."""
+        self._stop_waiting()
         self._release()
         self.close_open_tools("interrupted" if interrupted else "the agent stopped")
         if interrupted:
