@@ -292,8 +292,11 @@ export class HermesClient {
     }
   }
 
-  /** The WebSocket URL of a run stream resuming after `afterSeq`. */
-  streamUrl(runId: string, afterSeq: number): string {
+  /**
+   * The WebSocket URL of a run stream resuming after `afterSeq`; with `snapshot`, the run so far comes
+   * as one snapshot message (or, for an ended run, its settled message alone) instead of its rows.
+   */
+  streamUrl(runId: string, afterSeq: number, snapshot = false): string {
     const settings = this.serverSettings;
     let url =
       URLExt.join(
@@ -302,7 +305,7 @@ export class HermesClient {
         'runs',
         encodeURIComponent(runId),
         'stream'
-      ) + `?after_seq=${afterSeq}`;
+      ) + `?after_seq=${afterSeq}${snapshot ? '&snapshot=1' : ''}`;
     if (settings.appendToken && settings.token) {
       url += `&token=${encodeURIComponent(settings.token)}`;
     }

@@ -245,6 +245,24 @@ export interface ISettledMessage {
   bundle: MimeBundle;
 }
 
+/**
+ * The first message of a stream asked with `snapshot=1` while its run is live (docs/api.md, "Run stream"):
+ * the rows folded up to `last_seq` (the open text segment apart, untrimmed, so the tokens after it join it);
+ * journal rows after `last_seq` follow.
+ */
+export interface ISnapshotMessage {
+  type: 'snapshot';
+  run_id: string;
+  session_id: string;
+  last_seq: number;
+  /** The closed rows, in display order. */
+  rows: TranscriptRow[];
+  /** The text segment still receiving tokens: row ids `<run>:a:<n>` and `<run>:r:<n>`. */
+  open: { n: number; text: string; reasoning: string };
+  /** The note of each wait for the model, by `wait_id`. */
+  waits: { [waitId: string]: string };
+}
+
 /** True if `status` is a final run status (anything but running). */
 export function isFinalStatus(status: string | undefined | null): boolean {
   return !!status && status !== 'running' && status !== 'queued';

@@ -7,12 +7,17 @@
  * past `cursor + 1` as a gap to re-read. Journal lines have an `event_id`; the
  * last message of a run has `settled: true` and is the server's verdict (so
  * nobody polls to learn that a run settled). Anything else is a heartbeat.
+ *
+ * With `snapshot`, the first connection asks the server for the run so far in one
+ * message instead of one per journal row: a live run's `snapshot` (its folded rows up
+ * to a seq, which becomes the cursor), an ended run's settled message alone. A
+ * reconnect resumes from the cursor with rows, as before.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesApiError, HermesClient } from './client';
-import { IJournalRow, ISettledMessage } from './contract';
+import { IJournalRow, ISettledMessage, ISnapshotMessage } from './contract';
 
 export type RunStreamState =
   | 'idle'
@@ -27,6 +32,8 @@ export interface IRunStreamOptions {
   runId: string;
   /** Resume after this seq (0 replays the whole run). */
   afterSeq?: number;
+  /** Ask for the run so far as one snapshot message on the first connection (default false). */
+  snapshot?: boolean;
   /** Silence (no row, no heartbeat) after which the socket is recycled, in ms. */
   idleTimeoutMs?: number;
 }
@@ -42,6 +49,7 @@ export class RunStream implements IDisposable {
     this.runId = options.runId;
     this._cursor = options.afterSeq ?? 0;
     this._idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this._snapshot = options.snapshot ?? false;
   }
 
   readonly runId: string;
@@ -49,6 +57,11 @@ export class RunStream implements IDisposable {
   /** Each journal row, once, in seq order. */
   get rowReceived(): ISignal<this, IJournalRow> {
     return this._rowReceived;
+  }
+
+  /** The run up to a seq in one message (asked with `snapshot`): rows after it follow. */
+  get snapshotReceived(): ISignal<this, ISnapshotMessage> {
+    return this._snapshotReceived;
   }
 
   /** The server's verdict: the last message of the run, after its terminal row. */
@@ -102,7 +115,8 @@ export class RunStream implements IDisposable {
 
   private _open(state: RunStreamState): void {
     this._setState(state);
-    const url = this._client.streamUrl(this.runId, this._cursor);
+    // A snapshot only while nothing was received: after that, the rows after the cursor are what is new.
+    const url = this._client.streamUrl(this.runId, this._cursor, this._snapshot && this._cursor === 0);
     const WS = this._client.serverSettings.WebSocket;
     const ws = new WS(url);
     this._ws = ws;
@@ -146,6 +160,10 @@ export class RunStream implements IDisposable {
       this._finish('ended');
       return;
     }
+    if (message.type === 'snapshot') {
+      this._onSnapshot(message as unknown as ISnapshotMessage);
+      return;
+    }
     const row = message as unknown as IJournalRow;
     if (typeof row.event_id !== 'string' || !Number.isInteger(row.seq) || row.seq <= this._cursor) {
       return; // a heartbeat, or a row already seen before a reconnect
@@ -158,6 +176,16 @@ export class RunStream implements IDisposable {
     this._attempt = 0;
     this._cursor = row.seq;
     this._rowReceived.emit(row);
+  }
+
+  /** The run so far: its seq becomes the cursor (a snapshot behind the cursor has nothing new). */
+  private _onSnapshot(snapshot: ISnapshotMessage): void {
+    if (!Number.isInteger(snapshot.last_seq) || snapshot.last_seq < this._cursor || !Array.isArray(snapshot.rows)) {
+      return;
+    }
+    this._attempt = 0;
+    this._cursor = snapshot.last_seq;
+    this._snapshotReceived.emit(snapshot);
   }
 
   /** The socket dropped before the verdict: probe the run, then resume. */
@@ -260,6 +288,7 @@ export class RunStream implements IDisposable {
   private _client: HermesClient;
   private _cursor: number;
   private _idleTimeoutMs: number;
+  private _snapshot: boolean;
   private _ws: WebSocket | null = null;
   private _state: RunStreamState = 'idle';
   private _error: string | null = null;
@@ -269,6 +298,7 @@ export class RunStream implements IDisposable {
   private _idleTimer = 0;
   private _disposed = false;
   private _rowReceived = new Signal<this, IJournalRow>(this);
+  private _snapshotReceived = new Signal<this, ISnapshotMessage>(this);
   private _settled = new Signal<this, ISettledMessage>(this);
   private _stateChanged = new Signal<this, RunStreamState>(this);
 }

@@ -1,10 +1,12 @@
 /**
  * RunFollower: one run's live transcript, read from the journal and kept live.
  *
- * It backfills over REST (`GET runs/{id}/events`), then attaches a RunStream at
- * the last seq it folded; the stream's settled message is the verdict (final
- * rows, status and the cell bundle). Folding ignores any seq already seen, so
- * the two sources can overlap without duplicating text.
+ * A live follower attaches a RunStream that starts with the run so far in one
+ * message (a snapshot of the server's fold, or an ended run's settled message), then
+ * live rows; the settled message is the verdict (final rows, status and the cell
+ * bundle). A saved output of a finished run reads its journal over REST
+ * (`GET runs/{id}/events`) instead. Folding ignores any seq already seen, so sources
+ * can overlap without duplicating text.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
@@ -99,11 +101,17 @@ export class RunFollower implements IDisposable {
     }
     this._setState('loading');
     try {
-      this._applyAll(await this._readFirst());
-      if (this._disposed) {
+      if (this._live) {
+        await this._waitWhileQueued();
+        if (!this._disposed) {
+          this._attach();
+        }
         return;
       }
-      this._live ? this._attach() : await this._end();
+      this._applyAll(await this._readFirst());
+      if (!this._disposed) {
+        await this._end();
+      }
     } catch (error) {
       this._fail(error);
     }
@@ -123,7 +131,7 @@ export class RunFollower implements IDisposable {
   private async _readFirst(): Promise<IJournalRow[]> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this._client.readAllEvents(this.runId, 0, this._live);
+        return await this._client.readAllEvents(this.runId, 0);
       } catch (error) {
         const missing = error instanceof HermesApiError && error.isNotFound;
         if (missing && (await this._waitWhileQueued())) {
@@ -157,9 +165,15 @@ export class RunFollower implements IDisposable {
     const stream = new RunStream({
       client: this._client,
       runId: this.runId,
-      afterSeq: this.transcript.lastSeq
+      afterSeq: this.transcript.lastSeq,
+      snapshot: true
     });
     this._stream = stream;
+    stream.snapshotReceived.connect((_, snapshot) => {
+      this._sessionId = snapshot.session_id;
+      this.transcript.restore(snapshot);
+      this._changed.emit();
+    });
     stream.rowReceived.connect((_, row) => {
       this._sessionId = row.session_id;
       if (this.transcript.apply(row)) {

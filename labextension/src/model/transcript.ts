@@ -9,7 +9,7 @@
  * are always last. Rows already folded (`seq <= lastSeq`) are ignored, so
  * replays and reconnects cannot duplicate text. A changed row is a new object.
  */
-import { EVENTS, IJournalRow, IRunInfo, ISettledMessage, RunStatus, isFinalStatus } from '../api/contract';
+import { EVENTS, IJournalRow, IRunInfo, ISettledMessage, ISnapshotMessage, RunStatus, isFinalStatus } from '../api/contract';
 import { IApprovalRow, IClarifyRow, IProposalRow, IToolRow, TranscriptRow } from '../api/rows';
 import * as make from './fold-rows';
 
@@ -18,6 +18,22 @@ import * as make from './fold-rows';
 const UNANSWERED_CHOICE = 'deny';
 const UNANSWERED_REASON = 'not answered before the run ended';
 const NOBODY = { kind: 'timeout' } as const;
+
+/** The cards of one kind among restored rows, by their own id (the keys the fold pairs updates by). */
+function cardsOf<K extends TranscriptRow['kind']>(
+  rows: readonly TranscriptRow[],
+  kind: K,
+  key: (row: Extract<TranscriptRow, { kind: K }>) => string
+): Map<string, Extract<TranscriptRow, { kind: K }>> {
+  const cards = new Map<string, Extract<TranscriptRow, { kind: K }>>();
+  for (const row of rows) {
+    if (row.kind === kind) {
+      const card = row as Extract<TranscriptRow, { kind: K }>;
+      cards.set(key(card), card);
+    }
+  }
+  return cards;
+}
 
 export class LiveTranscript {
   constructor(readonly runId: string) {}
@@ -75,6 +91,29 @@ export class LiveTranscript {
       this._fold({ ...row, payload: row.payload ?? {} });
     }
     return this._version !== before;
+  }
+
+  /**
+   * Start from the server's fold up to `snapshot.last_seq` (a stream's first message, docs/api.md):
+   * its closed rows, and its open segment as the next tokens extend it. Rows after it fold as usual.
+   */
+  restore(snapshot: ISnapshotMessage): void {
+    if (this._settled || snapshot.last_seq < this._lastSeq) {
+      return;
+    }
+    this._rows = [...snapshot.rows];
+    this._index = new Map(this._rows.map((row, at) => [row.id, at]));
+    this._tools = cardsOf(this._rows, 'tool', row => row.tid);
+    this._approvals = cardsOf(this._rows, 'approval', row => row.approval_id);
+    this._clarifies = cardsOf(this._rows, 'clarify', row => row.clarify_id);
+    this._proposals = cardsOf(this._rows, 'proposal', row => row.proposal_id);
+    this._waits = new Map(Object.entries(snapshot.waits ?? {}));
+    this._n = snapshot.open?.n ?? 0;
+    this._text = snapshot.open?.text ?? '';
+    this._reasoning = snapshot.open?.reasoning ?? '';
+    this._terminal = null;
+    this._lastSeq = snapshot.last_seq;
+    this._changed();
   }
 
   /** Adopt the server's verdict: its rows replace ours (unchanged rows keep their identity). */
