@@ -42,6 +42,8 @@ from .kernel_launch import give_kernels_tokens
 from .kernel_token import PERSON_SETTING, SETTING as KERNEL_TOKEN_SETTING, KernelTokens, person_digests
 from .kernels import KernelWatcher
 from .no_route import PATTERN as NO_ROUTE, NoRouteHandler
+from .notebook_editor import NotebookEditor
+from .notebook_handlers import handlers as notebook_handlers
 from .rooms import SharedNotebooks
 from .model_settings import ModelSettings
 from .services import HermesServices
@@ -172,6 +174,11 @@ class HermesJupyter(ExtensionApp):
         give_kernels_tokens(self.serverapp.kernel_manager, self.kernel_tokens, self.kernel_env_drop)
         server_token = getattr(self.serverapp.identity_provider, "token", "") or ""
         self.redactor = Redactor.from_environ(extra=[server_token])  # kernel tokens are masked by their hjk_ shape
+        rooms = SharedNotebooks(self.serverapp)
+        #: The one writer of agent cell changes (docs/notebook-edits.md), built before the tools that use it.
+        contents = self.serverapp.contents_manager
+        self.notebook_editor = NotebookEditor(contents, getattr(contents, "root_dir", None) or self.serverapp.root_dir,
+                                              rooms)
         refused = refuse_if_linked(state, self.log)  # a linked sessions/ or runs/: every route says so
         if refused is not None:
             self.settings["hermes"] = refused
@@ -203,7 +210,7 @@ class HermesJupyter(ExtensionApp):
             state_dir=state, store=store, journals=journals, live=live, recovery=recovery, manager=manager,
             root_dir=Path(self.serverapp.root_dir), approvals=approvals, clarify=clarify,
             allowed_backends=list(self.allowed_backends), default_backend=self.backend,
-            max_body_bytes=self.max_request_bytes, rooms=SharedNotebooks(self.serverapp),
+            max_body_bytes=self.max_request_bytes, rooms=rooms, notebook_editor=self.notebook_editor,
         )
         self.settings["hermes"] = self.hermes
         self.settings[MODEL_SETTINGS] = self._model_settings(state, backends)
@@ -270,6 +277,7 @@ class HermesJupyter(ExtensionApp):
         self.handlers.extend((prefix + pattern, handler) for pattern, handler in settings_handlers)
         self.handlers.extend((prefix + pattern, handler) for pattern, handler in variable_handlers)
         self.handlers.extend((prefix + pattern, handler) for pattern, handler in completion_handlers)
+        self.handlers.extend((prefix + pattern, handler) for pattern, handler in notebook_handlers)
         self.handlers.append((prefix + r"runs/(?P<run_id>[^/]+)/stream", RunStreamHandler))
         self.handlers.append((NO_ROUTE, NoRouteHandler))  # last: any other hermes/api address is a JSON 404
 

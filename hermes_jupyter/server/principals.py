@@ -115,6 +115,7 @@ ACTIONS = {
     "settings": "change or test the model settings",
     "backend": "switch a session to another kind of agent",
     "complete": "ask for inline completions",
+    "review": "undo or keep what the agent changed in a notebook",
     "autonomy": "choose how much the agent may do on its own",
 }
 
