@@ -11,7 +11,7 @@ import { AUTONOMY_LEVELS, autonomyOf, capOf, offeredLevels } from '../model/auto
 import { cellBadge, readHermesMeta } from '../model/cell-badge';
 import { groupCellChanges, readCellChange, rewindOrder, runsWithChanges, summarizeTurn } from '../model/cell-changes';
 import { CONFLICT_WORDS, actionWords, readUndoAnswer, recordedReview, reviewWords, runWords, undoAnswerWords } from '../model/cell-review';
-import { pendingFileCells, planSync } from '../model/file-sync';
+import { fileIsNewer, pendingFileCells, planSync } from '../model/file-sync';
 import { sha256Bytes, sha256Hex } from '../model/sha256';
 import { change } from './cell-change-rows';
 
@@ -116,12 +116,17 @@ test('an open notebook takes only the file changes made after it last read the f
     change('r', 'insert', 'new', { after_source: 'x', at: 10 }),
     change('r', 'edit', 'old', { after_source: 'y', at: 5 }),
     change('r', 'edit', 'room', { after_source: 'z', at: 20, landed: 'room' }),
-    change('r', 'edit', 'shown', { after_source: 'w', at: 30 })
+    change('r', 'edit', 'shown', { after_source: 'w', at: 30 }),
+    change('r', 'insert', 'twice', { after_source: 'a', at: 40 }),
+    change('r', 'edit', 'twice', { before_source: 'a', after_source: 'b', at: 41 })
   ].map(r => readCellChange(r)!);
-  const doc = [{ id: 'old', source: 'q' }, { id: 'shown', source: 'w' }];
-  assert.deepEqual(pendingFileCells(rows, 'nb.ipynb', 8000, doc), ['new']);
-  assert.deepEqual(pendingFileCells(rows, 'other.ipynb', 8000, doc), []);
-  assert.deepEqual(pendingFileCells(rows, 'nb.ipynb', null, doc), ['new', 'old']);
+  const doc = [{ id: 'old', source: 'q' }, { id: 'shown', source: 'w' }, { id: 'twice', source: 'b' }];
+  const after8 = (c: { at: number | null }) => c.at! > 8;
+  assert.deepEqual(pendingFileCells(rows, 'nb.ipynb', doc, after8), ['new']);
+  assert.deepEqual(pendingFileCells(rows, 'other.ipynb', doc, after8), []);
+  assert.deepEqual(pendingFileCells(rows, 'nb.ipynb', doc, () => true), ['new', 'old']);
+  assert.equal(fileIsNewer(10_000, 9_800), false);  // within JupyterLab's margin: the file it read
+  assert.equal(fileIsNewer(10_000, 9_000), true);
 });
 
 test('catching up updates, inserts at the file\'s place, and deletes: only the named cells', () => {

@@ -7,31 +7,14 @@
  * Keep / Undo act per cell and per turn; what was decided lives on the server (the session's
  * `cell_undo` record), so every view shows "undone" or "kept" after a reload.
  */
-export type CellChangeAction = 'insert' | 'edit' | 'delete' | 'run';
+import type { CellAction, ICellChangeRow as IFoldedCellChange } from '../api/generated';
 
-/** One `cell_change` row: the journaled change (its read-back), with its run and row id. */
-export interface ICellChangeRow {
-  kind: 'cell_change';
-  id: string;
-  run_id: string;
-  action: CellChangeAction;
-  cell_id: string;
-  applied: boolean;
-  why: string | null;
-  path: string;
-  index: number | null;
-  cell_type: string | null;
-  before_source: string | null;
-  after_source: string | null;
-  source_sha256: string | null;
-  execution_count: number | null;
-  outputs_summary: string | null;
-  landed: 'room' | 'file';
-  tool_call_id: string;
-  /** When the server made the change (seconds since the epoch), if it says. */
+export type CellChangeAction = CellAction;
+
+/** One `cell_change` row as the folds make it (one per change, read back from the notebook). */
+export interface ICellChangeRow extends IFoldedCellChange {
+  /** When the server made the change (seconds since the epoch), where the row says. */
   at: number | null;
-  /** What the person decided, when the server lays it over the row. */
-  review: 'kept' | 'undone' | null;
 }
 
 /** One changed cell of a turn, every change to it folded together. */

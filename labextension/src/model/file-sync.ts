@@ -68,14 +68,14 @@ export function planSync(doc: readonly ISyncCell[], disk: readonly IDiskCell[], 
 
 /**
  * The cells of this notebook whose file changes the document must still take: changes applied to
- * the file after the document last read or wrote it (`loadedAt`, the file's time then, in ms),
- * judged by each cell's latest change, and not already shown.
+ * the file after the document last read or wrote it (`isNew`), judged by each cell's latest
+ * change, and not already shown.
  */
 export function pendingFileCells(
   changes: readonly ICellChangeRow[],
   path: string,
-  loadedAt: number | null,
-  cells: readonly ISyncCell[]
+  cells: readonly ISyncCell[],
+  isNew: (change: ICellChangeRow) => boolean
 ): string[] {
   const latest = new Map<string, ICellChangeRow>();
   for (const c of changes) {
@@ -83,7 +83,10 @@ export function pendingFileCells(
       latest.set(c.cell_id, c);
     }
   }
-  return [...latest.values()]
-    .filter(c => c.at !== null && (loadedAt === null || c.at * 1000 > loadedAt) && !reflects(cells, c))
-    .map(c => c.cell_id);
+  return [...latest.values()].filter(c => isNew(c) && !reflects(cells, c)).map(c => c.cell_id);
+}
+
+/** The file changed since the document read it (its time is later, beyond JupyterLab's own margin). */
+export function fileIsNewer(fileTime: number, loadedAt: number | null, marginMs = 500): boolean {
+  return loadedAt === null || fileTime - loadedAt > marginMs;
 }

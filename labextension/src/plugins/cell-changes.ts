@@ -13,7 +13,7 @@ import type { Contents } from '@jupyterlab/services';
 import { provideCellChangeActions } from '../components/cards/cell-change-actions';
 import { CellChangeReview } from '../model/cell-change-review';
 import type { ICellChangeRow } from '../model/cell-changes';
-import { IDiskCell, ISyncCell, SyncOp, diskSource, pendingFileCells, planSync } from '../model/file-sync';
+import { IDiskCell, ISyncCell, SyncOp, diskSource, fileIsNewer, pendingFileCells, planSync } from '../model/file-sync';
 import { collaborationOn } from '../model/shared-notebook';
 import { IHermesChat } from '../tokens';
 
@@ -41,14 +41,33 @@ class NotebookCatchUp {
   constructor(
     private _contents: Contents.IManager,
     private _tracker: INotebookTracker
-  ) {}
+  ) {
+    // When each document last read or wrote its file, by this page's clock (for rows without a time).
+    _tracker.widgetAdded.connect((_, panel) => {
+      const read = () => this._readAt.set(panel, Date.now());
+      void panel.context.ready.then(read);
+      panel.context.fileChanged.connect(read);
+      panel.disposed.connect(() => this._readAt.delete(panel));
+    });
+  }
 
   /** Changes a view shows: each open notebook takes those written to its file after it read it. */
   seen(changes: readonly ICellChangeRow[]): void {
+    const now = Date.now();
+    changes.forEach(c => this._firstSeen.has(c.id) || this._firstSeen.set(c.id, now));
     for (const path of new Set(changes.map(c => c.path))) {
       this._queue(path, async panel => {
-        const loaded = Date.parse(panel.context.contentsModel?.last_modified ?? '');
-        return pendingFileCells(changes, path, Number.isFinite(loaded) ? loaded : null, docCells(panel));
+        const loaded = fileTime(panel.context.contentsModel?.last_modified);
+        const readAt = this._readAt.get(panel) ?? 0;
+        const isNew = (c: ICellChangeRow) =>
+          c.at !== null && loaded !== null ? c.at * 1000 > loaded : (this._firstSeen.get(c.id) ?? 0) > readAt;
+        const ids = pendingFileCells(changes, path, docCells(panel), isNew);
+        if (!ids.length) {
+          return [];
+        }
+        // Only a file written since the document read it has anything to give.
+        const stat = await this._contents.get(panel.context.path, { content: false });
+        return fileIsNewer(fileTime(stat.last_modified) ?? 0, loaded) ? ids : [];
       });
     }
   }
@@ -100,6 +119,13 @@ class NotebookCatchUp {
   }
 
   private _running = new Map<string, Promise<void>>();
+  private _readAt = new Map<NotebookPanel, number>();
+  private _firstSeen = new Map<string, number>();
+}
+
+function fileTime(value: string | undefined): number | null {
+  const time = value ? Date.parse(value) : NaN;
+  return Number.isFinite(time) ? time : null;
 }
 
 function docCells(panel: NotebookPanel): ISyncCell[] {
