@@ -39,6 +39,7 @@ PLOT = ("import matplotlib.pyplot as plt\n\n"
 
 _ERROR_RE = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b:?[ \t]*([^\n]*)")
 _CELL_ID_RE = re.compile(r"""\bcell[_ ]id\b["'`]?\s*[:=]?\s*["'`]?([A-Za-z0-9][\w-]*)""", re.IGNORECASE)
+_TOP_RE = re.compile(r"^\[execute_result\] region\n(\w+)\s+([\d.]+)$", re.MULTILINE)
 _APPLIED_RE = re.compile(r"\bapplied\b[\"'`]?\s*[:=]\s*(true|false)", re.IGNORECASE)
 
 
@@ -76,6 +77,12 @@ def read_outcome(text: str, is_error: bool) -> Outcome:
         applied = "applied" in lowered and "not applied" not in lowered
     found = _CELL_ID_RE.search(text)
     return Outcome(applied and not is_error, found.group(1) if found else None, text, is_error)
+
+
+def top_region(text: str) -> tuple[str, str] | None:
+    """`(region, revenue)` of the first row of the fixed cell's result (sorted, so the leader), if it shows one."""
+    found = _TOP_RE.search(text)
+    return (found.group(1), found.group(2)) if found else None
 
 
 def error_in(text: str) -> tuple[str, str] | None:
@@ -124,7 +131,7 @@ async def analysis_steps(request: TurnRequest, registry: ToolRegistry | None, sa
         for step in say(" " + _unexpected(ran[0], error)):
             yield step
         return
-    for step in say(f" It failed: {error[0]}: {error[1]} The CSV has no `revenue` column, so I will compute it "
+    for step in say(f" It failed: `{error[0]}: {error[1]}`. The CSV has no `revenue` column, so I will compute it "
                     "as `units` × `price`."):
         yield step
     async for step in _fix_and_plot(scene, cell_id):
@@ -144,7 +151,9 @@ async def _fix_and_plot(scene: _Scene, cell_id: str) -> AsyncIterator[Step]:
         for step in scene.say(" " + _unexpected((ran or fixed)[0], error_in((ran or fixed)[0].text))):
             yield step
         return
-    for step in scene.say(" The fixed cell ran. Now a plot of it."):
+    leader = top_region(ran[0].text)
+    for step in scene.say(f" The fixed cell ran{f': {leader[0]} leads with {leader[1]}' if leader else ''}. "
+                          "Now a plot of it."):
         yield step
     plot: list[Outcome] = []
     async for step in scene.call(INSERT_CELL, {"source": PLOT, "cell_type": "code", "after_cell_id": cell_id}, plot):
@@ -182,10 +191,10 @@ async def _proposed(scene: _Scene, first: Outcome) -> AsyncIterator[Step]:
 def _unexpected(outcome: Outcome, error: tuple[str, str] | None) -> str:
     """The scene stops here and says what the result said (never that something happened that did not)."""
     if error is not None and error[0] == "FileNotFoundError":
-        return (f"It failed: {error[0]}: {error[1]} This scene reads `{CSV}` beside the notebook "
+        return (f"It failed: `{error[0]}: {error[1]}`. This scene reads `{CSV}` beside the notebook "
                 "(binder/sales.csv is one); put a copy there and ask again.")
     if error is not None:
-        return f"It failed: {error[0]}: {error[1]} I stopped there; the cell is left as it is."
+        return f"It failed: `{error[0]}: {error[1]}`. I stopped there; the cell is left as it is."
     return f"That did not go as planned, so I stopped: {_first_line(outcome.text)}"
 
 

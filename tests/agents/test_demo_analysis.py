@@ -49,7 +49,8 @@ class Registry:
             return f"Applied: ran cell_id={args['cell_id']}, execution count 1.\n{self.first_run}", False
         if source == PLOT:
             return f"Applied: ran cell_id={args['cell_id']}, execution count 3.\n[display_data] an image (image/png)", False
-        return f"Applied: ran cell_id={args['cell_id']}, execution count 2.\n[execute_result] region\nnorth 1", False
+        return (f"applied: true\nRan cell cell_id={args['cell_id']} In[2]. It ran. Its outputs are in the cell:\n"
+                "[execute_result] region\nnorth    1651.8\nwest     1608.0\nName: revenue, dtype: float64"), False
 
 
 def _run(registry: Registry | None, *, cell_id: str | None = "asked", bound: bool = True) -> RecordingSink:
@@ -72,7 +73,8 @@ def test_in_agent_mode_the_scene_inserts_runs_reads_the_error_fixes_and_plots() 
     tids = [p["tid"] for p in sink.payloads("tool")]
     assert tids == [p["tid"] for p in sink.payloads("tool_complete")] and len(set(tids)) == 6
     text = sink.text()
-    assert "It failed: KeyError: 'Column not found: revenue'" in text
+    assert "It failed: `KeyError: 'Column not found: revenue'`. The CSV has no `revenue` column" in text
+    assert "The fixed cell ran: north leads with 1651.8. Now a plot of it." in text
     assert text.endswith(f"The bar chart “{PLOT_TITLE}” is in the cell below the fixed one, with the regions by revenue.")
 
 
