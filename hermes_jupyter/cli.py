@@ -1,9 +1,10 @@
-"""`jupyter hermes recover | sessions | gc`: the state directory seen from a shell, no server needed.
+"""`jupyter hermes recover | sessions | gc | audit`: the state directory and notebooks seen from a shell, no server needed.
 
 `recover` rewrites unfinished hermes outputs of notebooks from the run journals
 (the same code the server's `POST notebooks/recover` runs); `sessions` lists
 the sessions, newest first; `gc` compresses and prunes run journals as the
-server's retention settings do (`retention.collect`).
+server's retention settings do (`retention.collect`); `audit` lists a notebook's agent-touched
+cells from their provenance (`audit.py`).
 """
 
 from __future__ import annotations
@@ -175,6 +176,40 @@ class GcApp(_StateDirApp):
             print(json.dumps(report.to_json()))
 
 
+class AuditApp(JupyterApp):
+    name = "jupyter-hermes-audit"
+    version = __version__
+    description = (
+        "List every cell of the given notebooks that an agent created or changed: what it did, which model, "
+        "who approved it, and whether someone edited the cell since (its source no longer matches the hash "
+        "the agent left). Reads only the notebook."
+    )
+    examples = "jupyter hermes audit analysis.ipynb\njupyter hermes audit analysis.ipynb --json"
+    as_json = Bool(False, config=True, help="Print a JSON list, one item per agent cell, instead of a table.")
+    flags = {"json": ({"AuditApp": {"as_json": True}}, "Print JSON.")}
+
+    def start(self) -> None:
+        import nbformat
+
+        from .audit import as_json, audit, table
+
+        if not self.extra_args:
+            self.log.error("give a notebook: jupyter hermes audit NB.ipynb")
+            self.exit(2)
+        failed = False
+        for name in self.extra_args:
+            try:
+                notebook = nbformat.read(name, as_version=4)
+            except (OSError, ValueError, nbformat.ValidationError) as exc:  # unreadable, not JSON, not a notebook
+                self.log.error("%s cannot be read as a notebook: %s", name, exc)
+                failed = True
+                continue
+            items = audit(notebook)
+            print(json.dumps(as_json(items)) if self.as_json else table(name, items))
+        if failed:
+            self.exit(1)
+
+
 def _session_line(row: dict[str, Any]) -> str:
     updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(row.get("updated_at") or 0)))
     state = "running" if row.get("active_stream_id") else "corrupt" if row.get("corrupt") else ""
@@ -191,6 +226,7 @@ class HermesApp(JupyterApp):
         "recover": (RecoverApp, RecoverApp.description.splitlines()[0]),
         "sessions": (SessionsApp, SessionsApp.description),
         "gc": (GcApp, GcApp.description.split(" (")[0] + "."),
+        "audit": (AuditApp, AuditApp.description.split(":")[0] + "."),
     }
 
     def start(self) -> None:
@@ -205,7 +241,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         HermesApp.launch_instance(argv)
     finally:
-        for app in (RecoverApp, SessionsApp, GcApp, HermesApp):
+        for app in (RecoverApp, SessionsApp, GcApp, AuditApp, HermesApp):
             app.clear_instance()
 
 
