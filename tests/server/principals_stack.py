@@ -186,9 +186,10 @@ async def _reply(kc: AsyncKernelClient, msg_id: str) -> dict[str, Any]:
 
 
 @contextmanager
-def principals_stack(root: Path) -> Iterator[Stack]:
+def principals_stack(root: Path, extra_config: str = "") -> Iterator[Stack]:
+    """`extra_config`: more lines of the server's config file (e.g. `c.OpenAIAgent.send_images = 'always'`)."""
     config = root / "principals_config.py"
-    config.write_text(CONFIG)
+    config.write_text(CONFIG + extra_config)
     with OpenAIStubServer() as stub:
         server = JupyterServerProcess(
             root, person_token=False, extra_args=["--HermesJupyter.backend=openai", f"--config={config}"],

@@ -34,13 +34,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 
 class HermesCell:
-    """A `%%hermes --new` cell executing in the notebook's kernel, as JupyterLab would send it."""
+    """A `%%hermes --new` cell (or `head`, e.g. `--session NAME`) executing in the notebook's kernel, as
+    JupyterLab would send it."""
 
-    def __init__(self, stack: Stack, notebook: str, prompt: str) -> None:
+    def __init__(self, stack: Stack, notebook: str, prompt: str, head: str = "--new") -> None:
         self.stack, self.notebook = stack, notebook
         self.before = self._active()
         self.kc: AsyncKernelClient = stack._client(notebook, shell_only=True)
-        self.msg_id = self.kc.execute(f"%%hermes --new\n{prompt}", silent=False, store_history=False)
+        self.msg_id = self.kc.execute(f"%%hermes {head}\n{prompt}", silent=False, store_history=False)
 
     def _active(self) -> set[str]:
         with self.stack.person() as http:
