@@ -21,6 +21,7 @@ from tornado.ioloop import PeriodicCallback
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default
 
 from ..agents.approvals import ApprovalBroker
+from ..autonomy import AUTONOMY_LEVELS
 from ..agents.base import AgentBackend
 from ..agents.clarify import ClarifyBroker
 from ..agents.endpoint_check import LOCAL_PORTS
@@ -35,6 +36,7 @@ from ..redact import Redactor, redact_logs
 from ..retention import RetentionPolicy, collect
 from ..runs.manager import RunManager
 from ..store import SessionStore
+from .autonomy import MAX_SETTING as MAX_AUTONOMY
 from .completion import ALLOW_SETTING as ALLOW_COMPLETION, close_client, handlers as completion_handlers
 from .handlers import default_handlers
 from .variables import handlers as variable_handlers
@@ -154,6 +156,12 @@ class HermesJupyter(ExtensionApp):
         "default), which sends the code around the cursor, redacted, to the OpenAI-compatible model at every "
         "pause in typing. False: `POST complete` answers 409 (docs/editor.md).",
     )
+    max_autonomy = Enum(
+        list(AUTONOMY_LEVELS), default_value="agent", config=True,
+        help="The most a person may let the agent do in a notebook (docs/autonomy.md): ask (read only), propose "
+        "(changes are proposals, nothing runs), agent (changes applied, each run of code asked; default) or "
+        "agent_auto (applied and run without asking). A choice above it is refused (403).",
+    )
     kernel_env_drop = List(
         Unicode(), default_value=["JUPYTERHUB_API_TOKEN", "JPY_API_TOKEN", "JUPYTER_TOKEN"], config=True,
         help="Environment variables left out of every kernel this server starts: credentials that act as the "
@@ -171,6 +179,7 @@ class HermesJupyter(ExtensionApp):
         self.settings[KERNEL_TOKEN_SETTING] = self.kernel_tokens
         self.settings[PERSON_SETTING] = person_digests(list(self.person_token_sha256))
         self.settings[ALLOW_COMPLETION] = self.allow_inline_completion
+        self.settings[MAX_AUTONOMY] = self.max_autonomy
         give_kernels_tokens(self.serverapp.kernel_manager, self.kernel_tokens, self.kernel_env_drop)
         server_token = getattr(self.serverapp.identity_provider, "token", "") or ""
         self.redactor = Redactor.from_environ(extra=[server_token])  # kernel tokens are masked by their hjk_ shape
@@ -257,7 +266,8 @@ class HermesJupyter(ExtensionApp):
         names = set(self.allowed_backends) | {self.backend}
         ctx = BackendContext(
             parent=self, approvals=approvals, clarify=clarify,
-            tools_factory=make_tools_factory(self.serverapp, approvals, parent=self, redactor=self.redactor),
+            tools_factory=make_tools_factory(self.serverapp, approvals, parent=self, redactor=self.redactor,
+                                             editor=getattr(self, "notebook_editor", None)),
         )
         backends = {name: factory(ctx) for name, factory in BACKENDS.items() if name in names}
         if "hermes" in backends:
