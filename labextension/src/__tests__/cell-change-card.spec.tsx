@@ -14,6 +14,7 @@ import { CardActions } from '../components/cards/card-actions';
 import type { ICellChangeActions } from '../components/cards/cell-change-actions';
 import { CellChangeCard } from '../components/cards/cell-change-card';
 import { AutonomyPicker } from '../components/composer/autonomy-picker';
+import { RunAutonomy } from '../components/run-output/run-autonomy';
 import { CellChangeReview } from '../model/cell-change-review';
 import { ICellChangeGroup, groupCellChanges } from '../model/cell-changes';
 import type { CellReview } from '../model/cell-review';
@@ -130,4 +131,11 @@ test('Undo shows restored and conflicting cells at once; Keep is recorded; Rewin
   assert.equal(restored.length, 2);  // r2's and r1's restored changes reach the open notebook
   await review.keep('r3');
   assert.equal(calls[3], 'POST runs/r3/notebook/keep {}');
+});
+
+test('a %%hermes cell\'s output header names the autonomy its run had, when the output says', () => {
+  const payload = { run_id: 'r', session_id: 's', seq: 3, status: 'completed', autonomy: 'agent_auto' } as any;
+  const out = html(<RunAutonomy payload={payload} />);
+  assert.match(out, /data-hermes-run-autonomy="agent_auto"[^>]*>Agent, no asking</);
+  assert.equal(html(<RunAutonomy payload={{ ...payload, autonomy: undefined }} />), '');
 });

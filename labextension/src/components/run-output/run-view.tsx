@@ -13,6 +13,7 @@ import { RunFollower } from '../../model/run-follower';
 import { CardActions } from '../cards/card-actions';
 import { CellChangeCard } from '../cards/cell-change-card';
 import { Markdown } from '../messages/markdown';
+import { RunAutonomy } from './run-autonomy';
 import { MessageRow } from '../messages/message-row';
 import { useSignal } from '../use-signal';
 
@@ -63,6 +64,7 @@ export function RunView(props: IRunViewProps): JSX.Element {
     >
       <div className="jp-HermesRunOutput-header">
         <span className="jp-HermesRunOutput-label">Hermes</span>
+        <RunAutonomy payload={payload} />
         <span
           className={`jp-HermesPill jp-mod-${state === 'failed' ? 'saved' : status}`}
           data-testid="hermes-run-status"
