@@ -75,6 +75,9 @@ def test_every_cell_of_the_demo_runs_top_to_bottom(server: JupyterServerProcess)
     runs = [hermes_outputs(c)[-1]["data"] for c in code if _source(c).startswith("%%hermes")]
     assert runs and all(r[RUN_MIME]["status"] == "completed" and WIDGET_MIME not in r for r in runs)
     sessions = {r[RUN_MIME]["session_id"] for r in runs}
+    # The agent scene in the session's default mode (Propose): its cells are proposals and nothing runs.
+    analysis = next(c for c in code if _source(c) == "%%hermes\nanalyse the sales data")
+    assert "nothing runs in this mode" in hermes_outputs(analysis)[-1]["data"]["text/markdown"]
     assert len(sessions) == 1  # one notebook, one session
     # The shell command reaches this install's `jupyter hermes` and lists the session the cells used.
     shell = next(c for c in code if _source(c).startswith("!jupyter"))
