@@ -1,33 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { ISession } from '../api/contract';
 import { AttachmentsModel, MAX_ATTACHMENT_CHARS, MAX_ATTACHMENTS, attachmentTitle } from '../model/attachments';
 import { lineDiff } from '../model/line-diff';
-import { sessionRows } from '../model/session-rows';
-
-test('a stored proposal card becomes the proposal row the server folds, with its recorded status', () => {
-  const session: ISession = {
-    session_id: 's1',
-    messages: [
-      { role: 'user', content: 'propose a cell' },
-      { role: 'assistant', content: 'I proposed a cell.', _run_id: 'run-1' }
-    ],
-    tool_calls: [
-      {
-        kind: 'proposal', tid: 'p-1', name: 'propose_cell', assistant_msg_idx: 1, done: true, _run_id: 'run-1',
-        action: 'replace', cell_id: 'c-0', cell_type: 'markdown', source: '# New', old_source: '# Old', status: 'accepted',
-        answered_by: { kind: 'person', user: 'alice' }
-      }
-    ]
-  };
-  const row = sessionRows(session).find(r => r.kind === 'proposal');
-  assert.deepEqual(row, {
-    kind: 'proposal', id: 'run-1:proposal:p-1', proposal_id: 'p-1', action: 'replace', cell_id: 'c-0',
-    cell_type: 'markdown', source: '# New', old_source: '# Old', status: 'accepted',
-    answered_by: { kind: 'person', user: 'alice' }
-  });
-});
 
 test('a replacement diff keeps common lines and marks removed and added ones', () => {
   const diff = lineDiff('import pandas\ndf = load()\ndf.head()', 'import pandas\ndf = load("x.csv")\ndf.head()');

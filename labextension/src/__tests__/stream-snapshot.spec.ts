@@ -6,58 +6,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { ServerConnection } from '@jupyterlab/services';
-
-import { HermesClient } from '../api/client';
 import { ISnapshotMessage } from '../api/contract';
 import { RunStream } from '../api/stream';
 import { RunFollower } from '../model/run-follower';
+import { FakeSocket, fakeClient, tick } from './fake-server';
 import { journal } from './rows';
 
-/** The sockets opened, each with the URL it asked and a way to send it messages. */
-const sockets: FakeSocket[] = [];
-
-class FakeSocket {
-  constructor(readonly url: string) {
-    sockets.push(this);
-    setTimeout(() => this.onopen?.({}), 0);
-  }
-  onopen: ((event: unknown) => void) | null = null;
-  onmessage: ((event: { data: string }) => void) | null = null;
-  onclose: ((event: { code: number }) => void) | null = null;
-  onerror: ((event: unknown) => void) | null = null;
-  send(message: unknown): void {
-    this.onmessage?.({ data: JSON.stringify(message) });
-  }
-  drop(): void {
-    this.onclose?.({ code: 1006 });
-  }
-  close(): void {
-    // the client closed it
-  }
-}
-
-function fakeClient() {
-  const asked: string[] = [];
-  const fetch = async (request: Request): Promise<Response> => {
-    asked.push(new URL(request.url).pathname);
-    const body = { run_id: 'r', session_id: 's', status: 'running', last_seq: 5 };
-    return new Response(JSON.stringify(body), { status: 200, headers: { 'Content-Type': 'application/json' } });
-  };
-  const settings = ServerConnection.makeSettings({
-    baseUrl: 'http://lab.test/',
-    wsUrl: 'ws://lab.test/',
-    token: '',
-    fetch: fetch as typeof globalThis.fetch,
-    WebSocket: FakeSocket as unknown as typeof WebSocket
-  });
-  return { asked, client: new HermesClient(settings) };
-}
-
-const page = globalThis as unknown as { window?: typeof globalThis };
-page.window = globalThis;
-
-const tick = () => new Promise(resolve => setTimeout(resolve, 5));
+const RUNNING = { run_id: 'r', session_id: 's', status: 'running', last_seq: 5 };
+const sockets = FakeSocket.opened;
 
 const SNAPSHOT: ISnapshotMessage = {
   type: 'snapshot',
@@ -71,7 +27,7 @@ const SNAPSHOT: ISnapshotMessage = {
 
 test('a live follower starts from the snapshot and folds the rows after it', async () => {
   sockets.length = 0;
-  const { asked, client } = fakeClient();
+  const { asked, client } = fakeClient(() => RUNNING);
   const follower = new RunFollower({ client, runId: 'r' });
   await follower.start();
   await tick();
@@ -96,7 +52,7 @@ test('a live follower starts from the snapshot and folds the rows after it', asy
 
 test('a reconnect resumes from the snapshot seq with rows, not another snapshot', async () => {
   sockets.length = 0;
-  const { client } = fakeClient();
+  const { client } = fakeClient(() => RUNNING);
   const stream = new RunStream({ client, runId: 'r', snapshot: true, idleTimeoutMs: 60000 });
   const got: number[] = [];
   stream.snapshotReceived.connect((_, s) => got.push(s.last_seq));

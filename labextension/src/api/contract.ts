@@ -186,7 +186,22 @@ export interface ISessionSummary {
 }
 
 /** `GET sessions/{sid}`: the full session. */
+/**
+ * One settled turn as the session stores it (docs/transcript.md, "Stored turns"): the user's row (none for
+ * a continuation) and the transcript rows the server's fold made of its run, each with its `kind`.
+ */
+export interface IStoredTurn {
+  run_id: string;
+  status: RunStatus;
+  rows: TranscriptRow[];
+  user?: { id: string; text: string; attachments?: IAttachment[]; recovered?: boolean } | null;
+  /** The run this turn continues, if it is a continuation. */
+  continues?: string | null;
+}
+
 export interface ISession extends ISessionSummary {
+  /** The settled turns, oldest first: what the sidebar shows. */
+  turns?: IStoredTurn[];
   messages: IMessageRow[];
   tool_calls?: IToolCallRow[];
   pending_user_message?: string | null;
@@ -243,6 +258,8 @@ export interface ISettledMessage {
   status: RunStatus;
   transcript: ITranscriptJSON;
   bundle: MimeBundle;
+  /** The turn the server stored for this run (its user row and rows), when the server sends it. */
+  turn?: IStoredTurn;
 }
 
 /**

@@ -1,24 +1,22 @@
 /**
  * ChatModel: the open session's transcript and its actions (send, stop, retry,
- * undo). Settled turns come from `GET sessions/{sid}`; a running turn comes from
- * a RunFollower and is replaced by the settled session once its run ends (the
- * stream's verdict says when: nothing polls), so the same text is never shown twice.
+ * undo). Settled turns are the session's stored turns (`GET sessions/{sid}`,
+ * `turns`); a running turn comes from a RunFollower, and when its run ends the
+ * stream's settled message becomes that turn in place (nothing polls, nothing
+ * reloads), so the same text is never shown twice.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesClient } from '../api/client';
 import { IPlainError, lostStream, plainError } from '../api/plain-errors';
-import { IAttachment, IModelList, IQueuedTurn, ISession, SendMode } from '../api/contract';
-import { DisplayRow, IUserRow, TranscriptRow, contentText } from '../api/rows';
+import { IAttachment, IModelList, IQueuedTurn, ISession, ISettledMessage, IStoredTurn, SendMode } from '../api/contract';
+import { DisplayRow, IUserRow } from '../api/rows';
 import type { ICardActions } from '../components/cards/card-actions';
 import { withContinuable } from './continuable';
 import { AttachmentsModel } from './attachments';
 import { RunFollower } from './run-follower';
-import { recoveredAfterRestart, sessionRows } from './session-rows';
-
-/** Settled runs whose server rows the open session keeps showing (the newest ones). */
-const KEPT_VERDICTS = 50;
+import { recoveredAfterRestart, turnRows, withTurn } from './turn-rows';
 
 export type ChatStatus = 'empty' | 'loading' | 'idle' | 'streaming' | 'reconnecting';
 
@@ -148,7 +146,6 @@ export class ChatModel implements IDisposable {
     this._sessionId = sessionId;
     this._session = null;
     this._settled = [];
-    this._verdicts.clear();
     this._pending = null;
     this._error = null;
     this._emit();
@@ -173,7 +170,7 @@ export class ChatModel implements IDisposable {
       }
       this._session = session;
       void this._loadModels(session.backend);
-      this._settled = sessionRows(session, this._verdicts);
+      this._settled = turnRows(session.turns ?? []);
       const active = session.active_stream_id;
       if (active && this._follower?.runId !== active) {
         this._follow(active, session.pending_user_message ?? null);
@@ -358,9 +355,7 @@ export class ChatModel implements IDisposable {
     if (!text || this._session?.pending_continues) {
       return null; // a continuation sends no user message
     }
-    const messages = this._session?.messages ?? [];
-    const last = messages[messages.length - 1];
-    if (last && last.role === 'user' && contentText(last.content) === text) {
+    if ((this._session?.turns ?? []).some(turn => turn.run_id === runId)) {
       return null;
     }
     const row: IUserRow = { kind: 'user', id: `${runId}:user`, text, pending: true };
@@ -376,34 +371,31 @@ export class ChatModel implements IDisposable {
         this._error = lostStream(follower.error);
       }
       this._onActivity();
-      this._keepVerdict(follower);
       void this._settle(follower);
     }
     this._emit();
   }
 
   /**
-   * Replace the ended run's rows by the settled session in one step: the verdict
-   * came after the server settled the session, so one reload shows the turn.
-   * Should the session still name this run as active, its verdict rows stay.
+   * The ended run becomes its settled turn in one step: the settled message is the turn the server
+   * stored, so it is appended as it is. The session is read again only when the message did not come
+   * (a lost stream) or messages wait in the queue (the next one is followed from the session).
    */
   private async _settle(follower: RunFollower): Promise<void> {
+    const settled = follower.transcript.settled;
+    const session = this._session;
+    if (settled && session && session.session_id === settled.session_id && !session.queued?.length) {
+      const turns = withTurn(session.turns ?? [], settledTurn(settled, this._pending));
+      this._session = { ...session, turns, active_stream_id: null, pending_user_message: null, pending_continues: null };
+      this._settled = turnRows(turns);
+      this._setFollower(null);
+      this._emit();
+      return;
+    }
     await this.reload();
     if (this._follower === follower && this._session?.active_stream_id !== follower.runId) {
       this._setFollower(null);
       this._emit();
-    }
-  }
-
-  /** The server's rows of a run seen to end here: shown for that turn in place of its stored rows. */
-  private _keepVerdict(follower: RunFollower): void {
-    const settled = follower.transcript.settled;
-    if (settled) {
-      this._verdicts.delete(follower.runId);
-      this._verdicts.set(follower.runId, settled.transcript.rows);
-      if (this._verdicts.size > KEPT_VERDICTS) {
-        this._verdicts.delete(this._verdicts.keys().next().value as string);
-      }
     }
   }
 
@@ -451,9 +443,17 @@ export class ChatModel implements IDisposable {
   private _error: IPlainError | null = null;
   private _generation = 0;
   private _bannerDismissed = new Set<string>();
-  private _verdicts = new Map<string, readonly TranscriptRow[]>();
   private _models = new Map<string, IModelList>();
   private _askedModels = new Set<string>();
   private _disposed = false;
   private _changed = new Signal<this, void>(this);
+}
+
+/** The stored turn a settled message stands for: the turn it carries, else its transcript after the user's row. */
+function settledTurn(message: ISettledMessage, pending: IUserRow | null): IStoredTurn {
+  if (message.turn) {
+    return message.turn;
+  }
+  const user = pending ? { id: pending.id, text: pending.text, attachments: pending.attachments } : null;
+  return { run_id: message.run_id, status: message.status, rows: message.transcript.rows, user };
 }

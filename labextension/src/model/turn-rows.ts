@@ -1,0 +1,48 @@
+/**
+ * Settled turns → display rows: each stored turn's user row, then the rows the server's fold made of
+ * its run (docs/transcript.md, "Stored turns"). Pure; nothing is translated back from the model's history.
+ */
+import { IStoredTurn } from '../api/contract';
+import { DisplayRow, IUserRow } from '../api/rows';
+
+export function turnRows(turns: readonly IStoredTurn[]): DisplayRow[] {
+  const rows: DisplayRow[] = [];
+  for (const turn of turns) {
+    const user = userRow(turn);
+    if (user) {
+      rows.push(user);
+    }
+    rows.push(...(turn.rows ?? []));
+  }
+  return rows;
+}
+
+function userRow(turn: IStoredTurn): IUserRow | null {
+  const user = turn.user;
+  if (!user) {
+    return null; // a continuation sends no message
+  }
+  const row: IUserRow = { kind: 'user', id: user.id || `${turn.run_id}:user`, text: user.text ?? '' };
+  if (user.attachments?.length) {
+    row.attachments = user.attachments;
+  }
+  if (user.recovered === true) {
+    row.recovered = true;
+  }
+  return row;
+}
+
+/** The turn of a run, put where it belongs: an earlier copy of it is replaced, else it is appended. */
+export function withTurn(turns: readonly IStoredTurn[], turn: IStoredTurn): IStoredTurn[] {
+  const at = turns.findIndex(t => t.run_id === turn.run_id);
+  return at < 0 ? [...turns, turn] : [...turns.slice(0, at), turn, ...turns.slice(at + 1)];
+}
+
+/** True if a turn in these rows was recovered after a server restart (the sidebar's banner). */
+export function recoveredAfterRestart(rows: readonly DisplayRow[]): boolean {
+  return rows.some(
+    row =>
+      (row.kind === 'user' && row.recovered === true) ||
+      (row.kind === 'marker' && row.cause === 'server_restart')
+  );
+}
