@@ -33,6 +33,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 new_notebook: Callable[..., Any] = nbformat.v4.new_notebook
 new_code_cell: Callable[..., Any] = nbformat.v4.new_code_cell
+write_notebook: Callable[..., Any] = nbformat.write
+read_notebook: Callable[..., Any] = nbformat.reads
 NOTEBOOK = "work/sales.ipynb"
 PLOT = ("%matplotlib inline\nimport matplotlib.pyplot as plt\n"
         "plt.figure(figsize=(2, 1)); plt.plot([1, 2, 3]); plt.show()")
@@ -44,7 +46,7 @@ def root(tmp_path: Path) -> Path:
     cells = [new_code_cell("units = [3, 5, 8]", id="load"), new_code_cell("sum(units)", id="total")]
     nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                             "language": "python"}})
-    nbformat.write(nb, tmp_path / NOTEBOOK)
+    write_notebook(nb, tmp_path / NOTEBOOK)
     return tmp_path
 
 
@@ -64,7 +66,8 @@ async def kernel() -> AsyncIterator[AsyncKernelManager]:
 
 def _tools(root: Path, kernel: AsyncKernelManager | None = None) -> NotebookTools:
     contents = AsyncLargeFileManager(root_dir=str(root))
-    kernels = KernelAccess({"k1": kernel}.__getitem__ if kernel else {}.__getitem__)
+    known: dict[str, Any] = {"k1": kernel} if kernel else {}
+    kernels = KernelAccess(known.__getitem__)
     access = ServerNotebookAccess(ContentsNotebooks(contents, str(root)), kernels)
     return NotebookTools(access=access, broker=ApprovalBroker(), editor=NotebookEditor(contents, str(root)),
                          approval_timeout=20, run_timeout=30)
@@ -182,7 +185,7 @@ async def test_run_cell_asks_allow_turn_covers_the_rest_of_the_turn(root: Path, 
     total = _cells(root)[1]
     assert "".join(total["outputs"][0]["data"]["text/plain"]) == "16" and isinstance(total["execution_count"], int)
     assert total["metadata"]["hermes"]["approved_by"] == {"kind": "person", "user": "alice", "choice": "allow_turn"}
-    nbformat.validate(nbformat.reads((root / NOTEBOOK).read_text(), as_version=4))
+    nbformat.validate(read_notebook((root / NOTEBOOK).read_text(), as_version=4))
     # a new turn asks again
     registry = _registry(tools, RecordingSink(), "agent", run_id="run-next")
     call = asyncio.ensure_future(registry.call("run_cell", {"cell_id": "total"}))
@@ -233,3 +236,52 @@ async def test_a_run_error_is_applied_and_read_without_ansi(root: Path, kernel: 
     assert not is_error and text.startswith("applied: true") and "[error] TypeError:" in text
     assert "\x1b[" not in text
     assert _cells(root)[0]["outputs"][0]["output_type"] == "error"
+
+
+# ---- images reach a model that reads them, and only that one (agents/tool_images.py) --------------
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAYAAAD0In+KAAAAEUlEQVR4nGP4z8DwHwQZGBgAPw8F+5S3xqsAAAAASUVORK5CYII="
+
+
+class _PlotTools:
+    """A registry whose one tool shows a plot, as read_notebook and run_cell do."""
+
+    def __init__(self) -> None:
+        from hermes_jupyter.agents.tool_images import ImageParts
+        self.images = ImageParts()
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [{"type": "function", "function": {"name": "show", "description": "Show the plot.",
+                                                  "parameters": {"type": "object", "properties": {}}}}]
+
+    async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+        self.images.clear()
+        self.images.take([{"output_type": "display_data", "data": {"image/png": PNG, "text/plain": "<Figure>"}}])
+        return "[display_data] <Figure> (an image: image/png 2×1)", False
+
+
+@pytest.mark.parametrize(("model", "setting", "sent"), [
+    ("stub-model", "auto", False), ("gpt-4o-mini", "auto", True), ("stub-model", "always", True),
+    ("gpt-4o", "never", False),
+])
+async def test_the_openai_backend_sends_images_only_to_a_model_that_reads_them(
+    model: str, setting: str, sent: bool,
+) -> None:
+    from hermes_jupyter.agents.openai import OpenAIAgent
+    from tests.fakes.openai_stub_server import OpenAIStubServer
+
+    with OpenAIStubServer() as stub:
+        agent = OpenAIAgent(tools=_PlotTools(), base_url=stub.base_url, model=model, api_key="k", send_images=setting)
+        request = TurnRequest(session_id="s1", run_id="r-img", message="use the show tool", history=[])
+        try:
+            result = await agent.run_turn(request, RecordingSink())
+        finally:
+            await agent.aclose()
+        second = stub.chat_requests()[1]["messages"]
+    image_rows = [m for m in second if m["role"] == "user" and isinstance(m["content"], list)]
+    assert bool(image_rows) is sent
+    if sent:
+        assert second[-1] is image_rows[0] and second[-2]["role"] == "tool"
+        assert image_rows[0]["content"][1]["image_url"]["url"] == f"data:image/png;base64,{PNG}"
+    assert "image_url" not in json.dumps(result.context)  # never kept in the conversation
+    assert result.final_text.endswith("Tool result: [display_data] <Figure> (an image: image/png 2×1)")

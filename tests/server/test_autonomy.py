@@ -19,6 +19,7 @@ import pytest
 
 from hermes_jupyter.notebook.cell_edits import source_sha256
 
+from ..server_process import JupyterServerProcess
 from .principals_stack import XSRF, Stack, is_pending, principals_stack
 from .test_run_code_from_cell import HermesCell
 
@@ -183,3 +184,15 @@ async def test_run_cell_from_a_hermes_cell_runs_beside_it_after_approval(stack: 
     time.sleep(1.0)
     assert await stack.value_in("b.ipynb", "beside") == 42
 
+
+
+async def test_an_admin_may_allow_agent_auto(tmp_path: Path) -> None:
+    server = JupyterServerProcess(tmp_path, extra_args=["--HermesJupyter.max_autonomy=agent_auto"]).start()
+    try:
+        sid = server.new_session(title="trusted")
+        chosen = server.request("PATCH", f"sessions/{sid}", {"autonomy": "agent_auto"})
+        shown = server.get(f"sessions/{sid}").json()
+    finally:
+        server.stop()
+    assert chosen.status_code == 200, chosen.text
+    assert (shown["autonomy"], shown["max_autonomy"]) == ("agent_auto", "agent_auto")
