@@ -8,7 +8,12 @@ start first, as a real one has. Next to latency, CPU per row delivered (the serv
 user+system time; for the engine, this process's) is reported: unlike latency on a shared machine,
 it does not depend on what else runs there.
 
-Usage: python benchmarks/bench_server.py [--quick]
+`--replay`: re-attaching to a long run (docs/api.md, "Run stream"). A settled `count to N` answer of
+about 2 MB is re-attached the new way (`?snapshot=1`: one message) and the old way (`after_seq=0`: one
+frame per journal row), and a live run is joined at about 1 MB both ways; each reports seconds, messages,
+bytes on the wire over the answer's text, and the server's CPU, and the ratios old / new.
+
+Usage: python benchmarks/bench_server.py [--quick] [--replay]
 """
 
 from __future__ import annotations
@@ -113,8 +118,91 @@ async def through_engine(root: Path, clients: int, tokens: int) -> dict[str, Any
     return {**summarize(latencies, sum(counts), elapsed), "cpu_us_per_row": round(cpu * 1e6 / sum(counts), 1)}
 
 
+def answer_text(count: int) -> str:
+    return " ".join(map(str, range(1, count + 1)))
+
+
+async def attach(server: JupyterServerProcess, run_id: str, query: str, until_seq: int | None = None) -> dict[str, Any]:
+    """Read one stream: until its settled message, or (`until_seq`) until it covers that seq.
+
+    Returns seconds, messages, bytes and the server's CPU seconds spent meanwhile.
+    """
+    import aiohttp
+    import yarl
+
+    assert server.proc is not None
+    cpu_before = process_cpu_s(server.proc.pid)
+    url = yarl.URL(server.url.replace("http://", "ws://") + f"hermes/api/runs/{run_id}/stream?{query}", encoded=True)
+    messages = size = covered = 0
+    start = time.perf_counter()
+    async with aiohttp.ClientSession(headers={"Authorization": f"token {TOKEN}"}) as http:
+        async with http.ws_connect(url, max_msg_size=0) as ws:
+            async for message in ws:
+                if message.type != aiohttp.WSMsgType.TEXT:
+                    break
+                messages, size = messages + 1, size + len(message.data)  # ASCII: characters are bytes
+                if until_seq is None:
+                    if message.data.startswith('{"settled"'):
+                        break
+                    continue
+                head = orjson.loads(message.data) if messages == 1 else None  # the snapshot, or the first row
+                covered = head.get("last_seq", head.get("seq", 0)) if head else covered + 1
+                if covered >= until_seq:
+                    break
+    elapsed = time.perf_counter() - start
+    return {"s": round(elapsed, 3), "messages": messages, "bytes": size,
+            "server_cpu_s": round(process_cpu_s(server.proc.pid) - cpu_before, 2)}
+
+
+def compare(new: dict[str, Any], old: dict[str, Any], text_bytes: int) -> dict[str, Any]:
+    return {
+        "new": {**new, "wire_over_text": round(new["bytes"] / text_bytes, 2)},
+        "old": {**old, "wire_over_text": round(old["bytes"] / text_bytes, 2)},
+        "old_over_new_s": round(old["s"] / max(new["s"], 1e-3), 1),
+        "old_over_new_bytes": round(old["bytes"] / max(new["bytes"], 1), 1),
+    }
+
+
+async def wait_for_seq(server: JupyterServerProcess, run_id: str, seq: int) -> int:
+    while (last := server.api("GET", f"runs/{run_id}")["last_seq"]) < seq:
+        await asyncio.sleep(0.05)
+    return int(last)
+
+
+async def replay(root: Path, count: int) -> dict[str, Any]:
+    """A settled answer re-attached both ways, and a live run joined half-way both ways."""
+    text_bytes = len(answer_text(count))
+    server = JupyterServerProcess(root / "replay", token_delay=0).start()
+    try:
+        sid = server.new_session()
+        run_id = server.start_run(sid, f"count to {count}")
+        await asyncio.sleep(1)
+        while server.api("GET", f"runs/{run_id}")["status"] == "running":
+            await asyncio.sleep(0.2)
+        result: dict[str, Any] = {"answer_bytes": text_bytes, "token_rows": count}
+        new = await attach(server, run_id, "snapshot=1")
+        old = await attach(server, run_id, "after_seq=0")
+        result["settled"] = compare(new, old, text_bytes)
+        half, joined = count // 2, {}
+        for way, query in (("new", "snapshot=1"), ("old", "after_seq=0")):  # one run each, joined at ~1 MB
+            live = server.start_run(server.new_session(), f"count to {count}")
+            at = await wait_for_seq(server, live, half)
+            joined[way] = {**await attach(server, live, query, until_seq=at), "joined_at_seq": at}
+            server.post(f"runs/{live}/cancel")
+            while server.api("GET", f"runs/{live}")["status"] == "running":
+                await asyncio.sleep(0.1)
+        result["live_joined_half_way"] = compare(joined["new"], joined["old"], text_bytes // 2)
+        return result
+    finally:
+        server.stop()
+
+
 async def main() -> None:
     quick = "--quick" in sys.argv
+    if "--replay" in sys.argv:
+        with tempfile.TemporaryDirectory() as tmp:
+            print(json.dumps(await replay(Path(tmp), 30_000 if quick else 300_000), indent=2))
+        return
     tokens = 50 if quick else 200
     result: dict[str, Any] = {"tokens_per_run": tokens, "token_delay_s": 0.02}
     with tempfile.TemporaryDirectory() as tmp:
