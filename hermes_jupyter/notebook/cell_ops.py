@@ -123,11 +123,18 @@ def undo_cell(cells: Cells, changes: list[CellChange]) -> UndoOutcome:
     """Put one cell back as it was before a run's `changes` to it (applied ones, oldest first).
 
     A conflict, and nothing touched, when the cell no longer holds what the agent left: its
-    source hash differs, or it was deleted, or (after a delete) a cell with its id is back.
+    source hash differs, or it was deleted, or (after a delete) another cell with its id is back.
+    A cell already as it was before the run (undone before, by a second click or by hand) is
+    restored without a change, so undo can be asked again safely.
     """
     first, last = changes[0], changes[-1]
     original = next((c.before_source for c in changes if c.action in ("edit", "delete")), None)
     index = cells.find(last.cell_id)
+    current = None if index is None else cells.read(index)["source"]
+    if first.action == "insert" and index is None:
+        return "restored"  # the run's new cell is gone: as before the run
+    if first.action != "insert" and original is not None and current == original:
+        return "restored"
     if last.action == "delete":
         if index is not None:
             return "conflict"
@@ -135,9 +142,10 @@ def undo_cell(cells: Cells, changes: list[CellChange]) -> UndoOutcome:
             cell_type = last.cell_type or "code"
             cells.insert(min(last.index or 0, len(cells)), new_cell(last.cell_id, cell_type, original or "", None))
         return "restored"
-    if index is None or source_sha256(cells.read(index)["source"]) != last.source_sha256:
+    if index is None or source_sha256(current) != last.source_sha256:
         return "conflict"
     if first.action == "insert":
+        assert index is not None
         cells.delete(index)
         return "restored"
     if original is not None:

@@ -115,8 +115,29 @@ def test_a_cell_changed_since_is_a_conflict_and_stays(make: Callable[[], Cells])
     assert undo_cell(cells, [edited]) == "conflict"
     assert cells.read(0)["source"] == "a = 10  # mine now"
     inserted = verify(apply_insert(cells, "nb.ipynb", "b", "code", None, PROV), cells)
-    cells.delete(cells.find(inserted.cell_id) or 0)
+    cells.set_source(cells.find(inserted.cell_id) or 0, "b  # mine too")
     assert undo_cell(cells, [inserted]) == "conflict"
+    assert sources(cells)[-1] == "b  # mine too"
+    deleted = verify(apply_delete(cells, "nb.ipynb", "c2", PROV), cells)
+    cells.insert(1, {"id": "c2", "cell_type": "markdown", "metadata": {}, "source": "# Someone else's"})
+    assert undo_cell(cells, [deleted]) == "conflict"
+
+
+@pytest.mark.parametrize("make", FORMS, ids=["file", "room"])
+def test_undo_asked_again_or_already_done_by_hand_restores_without_a_change(make: Callable[[], Cells]) -> None:
+    cells = make()
+    inserted = verify(apply_insert(cells, "nb.ipynb", "b", "code", None, PROV), cells)
+    edited = verify(apply_edit(cells, "nb.ipynb", "c1", "a = 10", PROV), cells)
+    deleted = verify(apply_delete(cells, "nb.ipynb", "c2", PROV), cells)
+    for changes in ([inserted], [edited], [deleted]):
+        assert undo_cell(cells, changes) == "restored"
+    before = [cells.read(i) for i in range(len(cells))]
+    for changes in ([inserted], [edited], [deleted]):
+        assert undo_cell(cells, changes) == "restored"
+    assert [cells.read(i) for i in range(len(cells))] == before
+    again = verify(apply_insert(cells, "nb.ipynb", "c", "code", None, PROV), cells)
+    cells.delete(cells.find(again.cell_id) or 0)  # a collaborator removed the agent's new cell: as before the run
+    assert undo_cell(cells, [again]) == "restored" and sources(cells) == ["a = 1", "# Title"]
 
 
 def test_a_change_round_trips_as_the_journal_payload() -> None:
