@@ -8,10 +8,11 @@ start first, as a real one has. Next to latency, CPU per row delivered (the serv
 user+system time; for the engine, this process's) is reported: unlike latency on a shared machine,
 it does not depend on what else runs there.
 
-`--replay`: re-attaching to a long run (docs/api.md, "Run stream"). A settled `count to N` answer of
-about 2 MB is re-attached the new way (`?snapshot=1`: one message) and the old way (`after_seq=0`: one
-frame per journal row), and a live run is joined at about 1 MB both ways; each reports seconds, messages,
-bytes on the wire over the answer's text, and the server's CPU, and the ratios old / new.
+`--replay`: re-attaching to a long run (docs/api.md, "Joining a run in one message"). A settled
+`count to N` answer of about 2 MB is re-attached the new way (`?snapshot=1`: one message) and the old
+way (`after_seq=0`: one frame per journal row), and a live run is joined at about 1 MB both ways;
+each reports seconds, messages, bytes on the wire over the answer's text, and the server's CPU, and
+the ratios old / new.
 
 Usage: python benchmarks/bench_server.py [--quick] [--replay]
 """

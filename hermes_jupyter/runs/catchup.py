@@ -1,8 +1,8 @@
 """Joining a run in one message: the journal folded so far, instead of one frame per journal row.
 
-A client that attaches to a long run asks the stream for a snapshot (docs/api.md, "Run stream"): the
-server folds the journal once, off the event loop, and sends the folded rows and the open segment as
-one `snapshot` message; live rows follow from the seq it covers. So re-attaching costs about the
+A client that attaches to a long run asks the stream for a snapshot (docs/api.md, "Joining a run in
+one message"): the server folds the journal once, off the event loop, and sends the folded rows and
+the open segment as one `snapshot` message; live rows follow from the seq it covers. So re-attaching costs about the
 run's text on the wire, not a frame (and its envelope) per token. A run that already ended needs
 no snapshot: its settled message is the folded run.
 """

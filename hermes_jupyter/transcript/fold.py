@@ -55,9 +55,9 @@ _seq = operator.attrgetter("seq")
 
 
 class ResumePoint(msgspec.Struct, kw_only=True):
-    """Where a live view picks a run up without its journal rows (docs/transcript.md, "Joining a run"):
-    the closed rows, and the open segment as the fold holds it (raw, so tokens that follow join it
-    exactly as they would have), and the note of each wait still open to updates."""
+    """Where a live view picks a run up without its journal rows (docs/api.md, "Joining a run in one
+    message"): the closed rows, and the open segment as the fold holds it (raw, so tokens that follow
+    join it exactly as they would have), and the note of each wait still open to updates."""
 
     rows: list[Row]
     segment: int

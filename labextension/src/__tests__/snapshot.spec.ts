@@ -1,5 +1,5 @@
 /**
- * Joining a run from a snapshot (docs/api.md, "Run stream"): for every golden journal and every cut,
+ * Joining a run from a snapshot (docs/api.md, "Joining a run in one message"): for every golden journal and every cut,
  * the live fold restored from the server's snapshot at that cut (tests/fixtures/snapshots) and fed the
  * rest of the journal shows exactly the rows of folding the whole journal, live and settled.
  */

@@ -263,7 +263,7 @@ export interface ISettledMessage {
 }
 
 /**
- * The first message of a stream asked with `snapshot=1` while its run is live (docs/api.md, "Run stream"):
+ * The first message of a stream asked with `snapshot=1` while its run is live (docs/api.md, "Joining a run in one message"):
  * the rows folded up to `last_seq` (the open text segment apart, untrimmed, so the tokens after it join it);
  * journal rows after `last_seq` follow.
  */
