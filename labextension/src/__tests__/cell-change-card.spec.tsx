@@ -31,13 +31,13 @@ function turn(): ICellChangeGroup {
   return groupCellChanges(rows)[0] as ICellChangeGroup;
 }
 
-function fakeActions(review: CellReview): ICellChangeActions {
+function fakeActions(review: CellReview, turns = 2): ICellChangeActions {
   return {
     changed: new Signal<unknown, void>({}),
     reviewOf: () => review,
     undo: async () => ({ restored: [], conflicts: [] }),
     keep: async () => undefined,
-    rewindCount: () => 2,
+    rewindCount: () => turns,
     rewind: async () => ({ restored: [], conflicts: [] })
   };
 }
@@ -53,7 +53,11 @@ test('a turn\'s card lists each changed cell with its diff and run, and Keep / U
   assert.match(out, /data-hermes-cell-change="c0"[^]*Code cell: edited, ran[^]*jp-mod-remove[^]*y = 2[^]*jp-mod-add[^]*y = 3/);
   assert.match(out, /Ran \[4\]: 1 line of text/);
   assert.equal(out.match(/data-hermes-action="undo"/g)?.length, 2);
-  assert.match(out, /data-hermes-action="rewind"[^>]*>Rewind to before this turn/);
+  assert.match(out, /data-hermes-action="rewind"[^>]*title="Undo the notebook changes of this turn and the one after it, newest first"[^>]*>Rewind to before this turn/);
+  const last = html(
+    <CardActions.Provider value={{ cellChanges: fakeActions('pending', 1) }}><CellChangeCard group={turn()} /></CardActions.Provider>
+  );
+  assert.doesNotMatch(last, /data-hermes-action="rewind"/);  // the newest such turn: that is Undo all
 });
 
 test('after an Undo that met an edit, the cell says it was left as it is and offers nothing more', () => {

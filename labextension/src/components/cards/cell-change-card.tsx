@@ -201,10 +201,10 @@ function SourceDiff(props: { cell: ICellSummary }): JSX.Element | null {
 function Rewind(props: { actions: ICellChangeActions; runId: string; disabled: boolean; onRewind: () => void }): JSX.Element | null {
   const [confirming, setConfirming] = useState(false);
   const turns = props.actions.rewindCount(props.runId);
-  if (turns === 0) {
-    return null;
+  if (turns < 2) {
+    return null;  // the last turn that changed cells: that is Undo all
   }
-  const scope = turns === 1 ? 'this turn' : `this turn and the ${turns - 1} after it`;
+  const scope = `this turn and the ${turns === 2 ? 'one' : turns - 1} after it`;
   return (
     <div className="jp-HermesCellChanges-rewind">
       {confirming ? (
