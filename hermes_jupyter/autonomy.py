@@ -27,3 +27,8 @@ def is_autonomy(value: object) -> TypeGuard[Autonomy]:
 def within(level: Autonomy, cap: Autonomy) -> bool:
     """Whether `level` is at most `cap`."""
     return AUTONOMY_LEVELS.index(level) <= AUTONOMY_LEVELS.index(cap)
+
+
+def capped(level: Autonomy, cap: Autonomy) -> Autonomy:
+    """`level`, lowered to `cap` when above it (a session chosen before the administrator lowered the cap)."""
+    return level if within(level, cap) else cap

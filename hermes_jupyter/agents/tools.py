@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from traitlets import Float, Int
 from traitlets.config import Configurable
 
+from ..autonomy import capped, is_autonomy, within
 from ..redact import Redactor
 from ..redact_run import RunRedactor
 from .approvals import ApprovalBroker
@@ -108,6 +109,9 @@ class NotebookTools(Configurable):
         #: The one writer of notebook cells (server/notebook_editor.py); None: the cell tools refuse.
         self.editor = editor
 
+    #: The server's cap (`c.HermesJupyter.max_autonomy`, set by the server): a session above it gets the cap.
+    max_autonomy: str = "agent_auto"
+
     def __call__(self, request: TurnRequest, sink: EventSink) -> NotebookToolRegistry:
         return NotebookToolRegistry(self, request, sink)
 
@@ -119,6 +123,8 @@ class NotebookToolRegistry:
 
     def __init__(self, tools: NotebookTools, request: TurnRequest, sink: EventSink) -> None:
         self._tools = tools
+        if is_autonomy(tools.max_autonomy) and not within(request.autonomy, tools.max_autonomy):
+            request = replace(request, autonomy=capped(request.autonomy, tools.max_autonomy))
         self._request = request
         self._sink = sink
         #: The run's redactor when the sink has one (what a result teaches it masks the model's echo too).

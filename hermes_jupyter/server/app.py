@@ -264,11 +264,10 @@ class HermesJupyter(ExtensionApp):
         from .notebook_access import make_tools_factory
 
         names = set(self.allowed_backends) | {self.backend}
-        ctx = BackendContext(
-            parent=self, approvals=approvals, clarify=clarify,
-            tools_factory=make_tools_factory(self.serverapp, approvals, parent=self, redactor=self.redactor,
-                                             editor=getattr(self, "notebook_editor", None)),
-        )
+        tools = make_tools_factory(self.serverapp, approvals, parent=self, redactor=self.redactor,
+                                   editor=getattr(self, "notebook_editor", None))
+        tools.max_autonomy = self.max_autonomy  # a session chosen above a since-lowered cap gets the cap
+        ctx = BackendContext(parent=self, approvals=approvals, clarify=clarify, tools_factory=tools)
         backends = {name: factory(ctx) for name, factory in BACKENDS.items() if name in names}
         if "hermes" in backends:
             self._confine_agent(backends["hermes"])

@@ -109,6 +109,11 @@ async def test_the_tools_offered_follow_the_autonomy(root: Path) -> None:
     assert _names(_registry(tools, sink, "agent")) == reading | changing | {"run_cell"}
     assert _names(_registry(tools, sink, "agent_auto")) == reading | changing | {"run_cell"}
     assert "run_cell" not in _names(_registry(tools, sink, "agent", kernel=False))
+    tools.max_autonomy = "ask"  # the administrator lowered the cap after the session chose Agent
+    assert _names(_registry(tools, sink, "agent")) == reading
+    tools.max_autonomy = "agent"
+    registry = _registry(tools, sink, "agent_auto")
+    assert registry.autonomy == "agent"
 
 
 async def test_ask_refuses_every_change_and_changes_nothing(root: Path) -> None:
