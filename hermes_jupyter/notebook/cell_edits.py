@@ -15,9 +15,12 @@ from typing import Any
 
 import msgspec
 
-from ..transcript.rows import CellAction, CellLanded as Landed
+from ..transcript.rows import CellAction, CellChangeRow, CellLanded as Landed
 
-__all__ = ["CellAction", "CellChange", "Landed", "Provenance", "hermes_metadata", "outputs_summary", "source_sha256"]
+__all__ = [
+    "CellAction", "CellChange", "Landed", "Provenance", "change_words", "hermes_metadata", "outputs_summary",
+    "source_sha256",
+]
 #: Changes one cell's provenance remembers (the oldest are dropped beyond this).
 MAX_ACTIONS = 20
 
@@ -96,3 +99,22 @@ def outputs_summary(outputs: list[dict[str, Any]], limit: int = 300) -> str:
             parts.append(f"an image ({images[0]})" if images else source_text(data.get("text/plain")).strip())
     text = "; ".join(p for p in parts if p) or "no output"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_DONE: dict[str, str] = {"insert": "inserted", "edit": "edited", "delete": "deleted", "run": "ran"}
+_TRIED: dict[str, str] = {"insert": "insert a cell", "edit": "edit", "delete": "delete", "run": "run"}
+
+
+def change_words(row: CellChangeRow) -> str:
+    """One change as a person reads it in a cell output: "ran cell a1: [3] an image (image/png) · undone"."""
+    cell = f"cell {row.cell_id}" if row.cell_id else "a cell"
+    if not row.applied:
+        target = "" if row.action == "insert" else f" {cell}"
+        return f"could not {_TRIED[row.action]}{target}: {row.why or 'the notebook was not changed.'}"
+    words = f"{_DONE[row.action]} {cell}"
+    if row.action == "insert" and row.index is not None:
+        words += f" at position {row.index}"
+    if row.action == "run":
+        count = f"[{row.execution_count}] " if row.execution_count is not None else ""
+        words += f": {count}{row.outputs_summary or 'no output'}"
+    return words + (f" · {row.review}" if row.review else "")

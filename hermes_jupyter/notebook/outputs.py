@@ -20,9 +20,11 @@ from ..fences import fence_for, longest_run
 from ..wording import USAGE_JOIN, USAGE_WORDS, answer_words
 from ..transcript import FINAL_STATUSES, Transcript, TranscriptFold, Verdict
 from ..transcript.chain import whole_answer
+from .cell_edits import change_words
 from ..transcript.rows import (
     ApprovalRow,
     AssistantRow,
+    CellChangeRow,
     ClarifyRow,
     MarkerRow,
     NoteRow,
@@ -185,6 +187,8 @@ def _card_markdown(row: Row) -> str | None:
         if row.choices:
             line += " (" + " / ".join(_escape_inline(c) for c in row.choices) + ")"
         return line + " · " + _clarify_words(row)
+    if isinstance(row, CellChangeRow):
+        return "- **Notebook:** " + _escape_inline(change_words(row))
     if isinstance(row, ProposalRow):
         words = f"{_PROPOSAL_ACTION_WORDS[row.action]} · {_proposal_words(row)}"
         return f"- **Proposed cell:** {words}" + _fenced(row.source)
@@ -306,6 +310,8 @@ def _plain(row: Row) -> str | None:
         return f"[approval: {row.description or 'run a command'}{command}: {_approval_words(row)}]"
     if isinstance(row, ClarifyRow):
         return f"[question: {row.question}: {_clarify_words(row)}]"
+    if isinstance(row, CellChangeRow):
+        return f"[notebook: {change_words(row)}]"
     if isinstance(row, ProposalRow):
         return f"[proposed cell, {_PROPOSAL_ACTION_WORDS[row.action]}: {_proposal_words(row)}]"
     if isinstance(row, PlanRow):

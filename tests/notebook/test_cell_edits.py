@@ -163,3 +163,15 @@ def test_outputs_summary_names_errors_and_is_bounded() -> None:
     assert outputs_summary([{"output_type": "error", "ename": "KeyError", "evalue": "'x'", "traceback": []}]) == "KeyError: 'x'"
     assert outputs_summary([]) == "no output"
     assert len(outputs_summary([{"output_type": "stream", "name": "stdout", "text": "y" * 1000}])) == 300
+
+
+def test_a_change_reads_as_a_sentence_in_the_cell_output() -> None:
+    from hermes_jupyter.notebook.cell_edits import change_words
+    from hermes_jupyter.transcript.rows import CellChangeRow
+
+    ran = CellChangeRow(id="r:cell_change:3", run_id="r", action="run", cell_id="a1", execution_count=4,
+                        outputs_summary="KeyError: 'revenue'", review="undone")
+    assert change_words(ran) == "ran cell a1: [4] KeyError: 'revenue' · undone"
+    refused = CellChangeRow(id="r:cell_change:4", run_id="r", action="insert", cell_id="", applied=False,
+                            why="There is no cell with id x in nb.ipynb.")
+    assert change_words(refused) == "could not insert a cell: There is no cell with id x in nb.ipynb."
