@@ -258,6 +258,7 @@ class Recovery:
         if (not is_valid_id(stream) or attempts >= self.policy.retry_max_attempts
                 or now - first_seen > self.policy.retry_giveup_s):
             markers.settle_marker(marker, "lost")
+            settle.mark_turn(session, stream if isinstance(stream, str) else None, marker)
             self.store.save(session, touch=False)
             return False
         evidence = read_evidence(self.journals, session.session_id, str(stream))
@@ -271,6 +272,7 @@ class Recovery:
             markers.settle_marker(marker, "lost")
         else:
             marker["_journal_retry_attempts"] = attempts
+        settle.mark_turn(session, str(stream), marker)
         self.store.save(session, touch=False)
         return False
 

@@ -50,7 +50,7 @@ Lifecycle = Callable[[str, dict[str, Any]], None]
 
 
 #: Session fields a client may change with `PATCH sessions/{sid}`.
-EDITABLE = frozenset({"title", "model", "backend", "notebook_path", "kernel_id"})
+EDITABLE = frozenset({"title", "model", "backend", "notebook_path", "kernel_id", "autonomy"})
 
 
 class RunManager(RunViews):
@@ -255,6 +255,7 @@ class RunManager(RunViews):
             history=api_messages(session.context_messages),
             attachments=list(session.pending_attachments), backend_session_id=run.started_backend_id,
             model=session.model, notebook=run.notebook, continues=continuation.of_session(session),
+            autonomy=session.autonomy,
         )
         try:
             if request.continues is not None:
@@ -285,7 +286,7 @@ class RunManager(RunViews):
     def _settle_result_sync(self, run: Run, result: TurnResult) -> str:
         """Fold the journal into the session, save, then journal the terminal event (off the loop)."""
         ending = settle.ending_of(result)
-        transcript = self._transcript_of(run, ending.cause)
+        event, payload, transcript = self._ended(run, ending, result)
         extra: dict[str, Any] = {}
         if ending.outcome == "interrupted":
             self._settle_stopped_locked(run, transcript, ending, result)
@@ -293,8 +294,16 @@ class RunManager(RunViews):
             extra = self._settle_failed(run, transcript, result, ending)
         else:
             self._settle_completed(run, transcript, result)
-        self._journal_ending(run, ending, transcript, result, extra)
+        self._journal_terminal(run, event, {**payload, **extra})
         return _LIFECYCLE[ending.outcome]
+
+    def _ended(
+        self, run: Run, ending: settle.Ending, result: TurnResult | None
+    ) -> tuple[str, dict[str, Any], Transcript]:
+        """The terminal row this ending journals, and the run's one fold closed by it (what settle stores)."""
+        fold = self._fold_of(run)
+        event, payload = settle.terminal_row(run.session_id, ending, fold, result)
+        return event, payload, settle.ended(fold, event, dict(payload), run.channel.last_seq + 1)
 
     def _settle_completed(self, run: Run, rows: Transcript, result: TurnResult) -> None:
         with self.store.lock(run.session_id):
@@ -414,12 +423,16 @@ class RunManager(RunViews):
         return True
 
     def _settle_stopped_sync(self, run: Run, ending: settle.Ending) -> None:
-        rows: Transcript | None = None
+        terminal: tuple[str, dict[str, Any]] | None = None
         try:
-            rows = self._transcript_of(run, ending.cause)
+            event, payload, rows = self._ended(run, ending, None)
+            terminal = event, payload
             self._settle_stopped_locked(run, rows, ending, None)
         finally:
-            self._journal_ending(run, ending, rows)
+            if terminal is None:  # the journal could not even be folded: the row is worded without it
+                self._journal_ending(run, ending, None)
+            else:
+                self._journal_terminal(run, *terminal)
 
     async def _stop_backend(self, run: Run) -> None:
         """Interrupt the backend and give its turn `cancel_grace_s` to return; then abandon it."""
@@ -541,15 +554,19 @@ class RunManager(RunViews):
         return list(self._runs.values())
 
     # -- bookkeeping ----------------------------------------------------------------------------
-    def _transcript_of(self, run: Run, cause: str = "unknown") -> Transcript:
-        """The run's journal folded (streaming) and closed as if it ended now, for the settle."""
+    def _fold_of(self, run: Run) -> TranscriptFold:
+        """The run's journal folded (streaming), still open: the settle closes it with its terminal row."""
         run.sink.flush()  # text the stream redactor still holds belongs to the transcript
         folder = TranscriptFold(run.run_id, run.session_id)
         try:
             folder.feed_chunks(self.journals.iter_row_chunks(run.session_id, run.run_id))
         except FileNotFoundError:
             pass
-        return folder.snapshot(Verdict(cause=cause))
+        return folder
+
+    def _transcript_of(self, run: Run, cause: str = "unknown") -> Transcript:
+        """The run's journal folded and closed as if it ended now (the last-resort endings' wording)."""
+        return self._fold_of(run).snapshot(Verdict(cause=cause))
 
     def _journal_ending(
         self, run: Run, ending: settle.Ending, transcript: Transcript | None, result: TurnResult | None = None,
@@ -557,7 +574,9 @@ class RunManager(RunViews):
     ) -> None:
         """Journal the run's terminal row (worded by the settle module, marker included)."""
         event, payload = settle.terminal_row(run.session_id, ending, transcript, result)
-        payload.update(extra or {})
+        self._journal_terminal(run, event, {**payload, **(extra or {})})
+
+    def _journal_terminal(self, run: Run, event: str, payload: dict[str, Any]) -> None:
         try:
             run.sink.append_terminal(event, payload)
         except (OSError, ValueError) as exc:

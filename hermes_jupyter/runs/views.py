@@ -1,15 +1,18 @@
 """What clients read of runs: status, transcript, bundle, the settled message, journal pages.
 
 The read side of `RunManager`, kept apart so the engine module holds admission, the
-worker and settling. Every view goes through `run_transcript`: one fold of the
-journal, closed by recovery's verdict for a dead run, with the session's decisions
-on proposed cells laid over it.
+worker and settling. Every view goes through `run_transcript`: a settled run is the
+turn its session stored (docs/transcript.md, "Stored turns"); any other run is one
+fold of the journal, closed by recovery's verdict for a dead run, with the session's
+decisions on proposed cells laid over it. The stream's settled message is built once
+per stored turn and shared by every socket.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
@@ -19,11 +22,13 @@ from ..agents.answered import AnsweredBy
 from ..evidence import read_transcript
 from ..ids import validate_id
 from ..journal import Journals
-from ..notebook.outputs import MimeBundle, final_bundle
+from ..notebook.outputs import MimeBundle
+from ..notebook.recover import bundle_of, stored_transcript
 from ..recovery import Recovery
-from ..store import SessionStore
-from ..transcript import Transcript, part_reader, whole_answer
+from ..store import CorruptSession, SessionStore, UnknownSession
+from ..transcript import Transcript
 from ..transcript.proposals import with_decisions
+from ..transcript.turns import StoredTurn, find_turn
 from .fanout import Observer, RunObservers
 from .proposals import decide as decide_proposal, session_decisions
 from .status import RunStatusIndex
@@ -32,6 +37,9 @@ if TYPE_CHECKING:
     from .run import Run
 
 T = TypeVar("T")
+
+#: Settled messages kept built (one per recently settled run; a turn stored again is rebuilt).
+SETTLED_KEPT = 32
 
 
 class RunViews:
@@ -78,10 +86,15 @@ class RunViews:
         return out
 
     def run_transcript(self, run_id: str) -> Transcript:
-        """The run as every view shows it; a dead run without a terminal row is closed by recovery's verdict."""
+        """The run as every view shows it: a settled run as its session stored it; else its journal folded,
+        a dead run without a terminal row closed by recovery's verdict."""
         validate_id(run_id, "run id")
         run = self._runs.get(run_id)
         session_id = run.session_id if run is not None else self.status.session_of(run_id)
+        if run is None:
+            turn = self._stored_turn(session_id, run_id)
+            if turn is not None:
+                return turn[1]
         transcript = read_transcript(
             self.journals, session_id, run_id, live=run is not None,
             verdict_of=lambda: self.recovery.verdict(session_id, run_id),
@@ -93,19 +106,53 @@ class RunViews:
         transcript = await self.offload(self.run_transcript, run_id)
         return await self.offload(decide_proposal, self.store, transcript, proposal_id, decision, by)
 
+    def _stored_turn(self, session_id: str, run_id: str) -> tuple[StoredTurn, Transcript] | None:
+        try:
+            session = self.store.load(session_id)
+        except (UnknownSession, CorruptSession, ValueError, OSError):
+            return None
+        transcript = stored_transcript(session, run_id)
+        turn = find_turn(session.turns, run_id) if transcript is not None else None
+        return (turn, transcript) if turn is not None and transcript is not None else None
+
     def run_bundle(self, run_id: str) -> MimeBundle:
-        """The cell bundle of a run, from the one renderer (what every notebook writer writes)."""
+        """The cell bundle of a run, from the one builder (what every notebook writer writes)."""
         return self._bundle(self.run_transcript(run_id))
 
     def _bundle(self, transcript: Transcript) -> MimeBundle:
-        """A continuation's cell shows the whole answer: the parts it continues, then its own rows."""
-        return final_bundle(whole_answer(transcript, part_reader(self.run_transcript)))
+        return bundle_of(transcript, lambda _sid, run_id, _live: self.run_transcript(run_id))
 
     def settled_message(self, run_id: str) -> dict[str, Any]:
-        """The last message of a run stream: the server's verdict, so no client has to poll (docs/api.md)."""
-        transcript = self.run_transcript(run_id)
-        return {
-            "settled": True, "run_id": run_id, "session_id": transcript.session_id, "status": transcript.status,
-            "transcript": transcript.to_json(), "bundle": self._bundle(transcript),
+        """The last message of a run stream: the server's verdict, so no client has to poll (docs/api.md).
+
+        For a settled turn it is that stored turn (its rows as `transcript`, its user row, its bundle),
+        built once and handed to every socket: callers must not change it.
+        """
+        validate_id(run_id, "run id")
+        session_id = self.status.session_of(run_id) if run_id not in self._runs else self._runs[run_id].session_id
+        stored = self._stored_turn(session_id, run_id) if run_id not in self._runs else None
+        if stored is None:
+            return self._settled_message(self.run_transcript(run_id))
+        turn, transcript = stored
+        kept: dict[str, tuple[StoredTurn, dict[str, Any]]] = self.__dict__.setdefault("_settled_kept", {})
+        with self.__dict__.setdefault("_settled_lock", threading.Lock()):  # sockets asking at once wait for one build
+            hit = kept.get(run_id)
+            if hit is not None and hit[0] is turn:  # a turn stored again (a decision, a recovery) is a new object
+                return hit[1]
+            message = self._settled_message(transcript, turn)
+            kept.pop(run_id, None)
+            while len(kept) >= SETTLED_KEPT:
+                kept.pop(next(iter(kept)))
+            kept[run_id] = (turn, message)
+            return message
+
+    def _settled_message(self, transcript: Transcript, turn: StoredTurn | None = None) -> dict[str, Any]:
+        message = {
+            "settled": True, "run_id": transcript.run_id, "session_id": transcript.session_id,
+            "status": transcript.status, "transcript": transcript.to_json(), "bundle": self._bundle(transcript),
         }
+        if turn is not None:
+            message["user"] = msgspec.to_builtins(turn.user)
+            message["retry"] = msgspec.to_builtins(turn.retry)
+        return message
 

@@ -92,12 +92,13 @@ def _bundles(
     outputs: list[dict[str, Any]], journals: Journals, is_live: IsLive, verdict_of: VerdictOf,
 ) -> dict[str, tuple[str, MimeBundle]]:
     """run_id → (session_id, bundle) of the settled runs among `outputs` (live ones stay their follower's)."""
-    from ..notebook.recover import recovered_bundle  # nbformat is only needed here
+    from ..notebook.recover import recovered_bundle, runs_of
 
+    read = runs_of(journals, verdict_of)  # settled turns and decisions as the sessions keep them (the one builder)
     found: dict[str, tuple[str, MimeBundle]] = {}
     for output in outputs:
         ref = run_ref_of(output)
-        bundle = recovered_bundle(output, journals, is_live, verdict_of, settled_only=True)
+        bundle = recovered_bundle(output, journals, is_live, verdict_of, settled_only=True, transcript_of=read)
         if ref is not None and bundle is not None:
             found[ref["run_id"]] = (ref["session_id"], bundle)
     return found

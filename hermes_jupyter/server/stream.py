@@ -167,7 +167,8 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
             raise WebSocketClosedError() from None
 
     async def _send_settled(self) -> None:
-        """The last message: the settled transcript and bundle, the server's verdict (docs/api.md).
+        """The last message: the stored turn (its rows, user row and bundle), the server's verdict (docs/api.md);
+        built once per turn and shared by every socket (runs/views.py).
 
         A run without a terminal row also gets the closed fields saying why (a full disk, a crash).
         """
@@ -175,7 +176,7 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
         manager = self.hermes.manager
         message: dict[str, Any] = {}
         try:
-            message = await manager.offload(manager.settled_message, self.observer.run_id)
+            message = dict(await manager.offload(manager.settled_message, self.observer.run_id))  # shared: copied
         except Exception:  # the journal vanished (session deleted): the socket still closes cleanly
             self.log.exception("no settled message for run %s", self.observer.run_id)
             if self.observer.finished:

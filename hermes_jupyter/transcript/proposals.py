@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from ..agents.answered import AnsweredBy, answered_by_of
 from ..store import Session
 from .rows import PROPOSAL_DECISIONS, ProposalRow, ProposalStatus, Row, Transcript
+from .turns import with_decision
 
 
 def decision_of(row: ProposalRow, decisions: Mapping[str, str]) -> ProposalStatus:
@@ -65,11 +66,12 @@ def find_proposal(rows: list[Row], proposal_id: str) -> ProposalRow | None:
 
 
 def record_decision(session: Session, run_id: str, row: ProposalRow, decision: str, by: AnsweredBy) -> None:
-    """Keep the decision and who made it in the session, and on its stored card (if the turn is settled)."""
+    """Keep the decision and who made it in the session, and on its stored row and card (if the turn is settled)."""
     if decision not in PROPOSAL_DECISIONS:
         raise ValueError(f"decision must be one of {sorted(PROPOSAL_DECISIONS)}")
     session.proposal_decisions[row.id] = decision
     session.proposal_answered_by[row.id] = by.to_json()
+    session.turns = with_decision(session.turns, row.id, decision, by)  # a new list: copies stay apart
     for card in session.tool_calls:
         owner = card.get("_run_id") or card.get("_recovered_stream_id")
         if card.get("kind") == "proposal" and card.get("tid") == row.proposal_id and owner == run_id:
