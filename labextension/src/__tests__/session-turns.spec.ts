@@ -78,7 +78,8 @@ test('an ended run becomes its stored turn from the settled message, the session
   const rows = [{ kind: 'assistant' as const, id: 'r2:a:0', text: '1 2' }];
   const settled: ISettledMessage = {
     settled: true, run_id: 'r2', session_id: 's', status: 'completed', bundle: {},
-    transcript: { run_id: 'r2', session_id: 's', status: 'completed', last_seq: 3, rows }
+    transcript: { run_id: 'r2', session_id: 's', status: 'completed', last_seq: 3, rows },
+    user: { id: 'r2:user', text: 'count to 2', attachments: [] }
   };
   const readsBefore = asked.filter(a => a.endsWith('/sessions/s')).length;
   socket.send(settled);
@@ -87,7 +88,7 @@ test('an ended run becomes its stored turn from the settled message, the session
   assert.equal(chat.runId, null);
   assert.deepEqual(chat.rows.map(r => r.id), ['r1:user', 'r1:plan', 'r1:a:0', 'r1:usage', 'r1:note:7', 'r2:user', 'r2:a:0']);
   assert.deepEqual(chat.session?.turns?.map(t => t.run_id), ['r1', 'r2']);
-  assert.deepEqual(chat.rows[5], { kind: 'user', id: 'r2:user', text: 'count to 2' });
+  assert.deepEqual(chat.rows[5], { kind: 'user', id: 'r2:user', text: 'count to 2' }, "the stored turn's user row");
   assert.equal(asked.filter(a => a.endsWith('/sessions/s')).length, readsBefore, 'the session was not read again');
   chat.dispose();
 });

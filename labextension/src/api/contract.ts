@@ -258,8 +258,8 @@ export interface ISettledMessage {
   status: RunStatus;
   transcript: ITranscriptJSON;
   bundle: MimeBundle;
-  /** The turn the server stored for this run (its user row and rows), when the server sends it. */
-  turn?: IStoredTurn;
+  /** The stored turn's user row (null for a continuation); absent from servers that do not store turns. */
+  user?: IStoredTurn['user'];
 }
 
 /**

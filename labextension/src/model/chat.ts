@@ -449,11 +449,10 @@ export class ChatModel implements IDisposable {
   private _changed = new Signal<this, void>(this);
 }
 
-/** The stored turn a settled message stands for: the turn it carries, else its transcript after the user's row. */
+/** The stored turn a settled message stands for: its rows after its user row (the one the chat showed
+ * while the turn ran, for a server that does not send it). */
 function settledTurn(message: ISettledMessage, pending: IUserRow | null): IStoredTurn {
-  if (message.turn) {
-    return message.turn;
-  }
-  const user = pending ? { id: pending.id, text: pending.text, attachments: pending.attachments } : null;
+  const shown = pending ? { id: pending.id, text: pending.text, attachments: pending.attachments } : null;
+  const user = message.user !== undefined ? message.user : shown;
   return { run_id: message.run_id, status: message.status, rows: message.transcript.rows, user };
 }
