@@ -20,6 +20,7 @@ from ..agents.answered import AnsweredBy
 from ..journal import Journals
 from ..notebook.cell_edits import CellChange
 from ..store import SessionStore
+from ..transcript.cell_reviews import reviewed_turns
 from .notebook_editor import NotebookEditor, NotebookUnavailable
 from .services import HermesServices
 
@@ -104,7 +105,8 @@ def _undone(decision: Any) -> bool:
 
 
 def _record(store: SessionStore, session_id: str, run_id: str, cell_ids: list[str], value: Any) -> None:
-    """Save each cell's decision in the sidecar, under the session lock (a no-op when there is none)."""
+    """Save each cell's decision in the sidecar and on the run's stored rows, under the session lock (a no-op
+    when there is none)."""
     if not cell_ids:
         return
     with store.lock(session_id):
@@ -113,4 +115,5 @@ def _record(store: SessionStore, session_id: str, run_id: str, cell_ids: list[st
         changed.cell_undo = dict(session.cell_undo)
         for cell_id in cell_ids:
             changed.cell_undo[review_key(run_id, cell_id)] = value
+        changed.turns = reviewed_turns(session.turns, run_id, changed.cell_undo)
         store.save(changed, touch=False)
