@@ -4,7 +4,7 @@ Everything comes from durable records, so it works after a reload or a server re
 run's `cell_change` rows (the journal, sealed or not) say what the agent did and left; the
 session sidecar's `cell_undo` says what the person already decided. A cell comes back only
 if it still holds what the agent left (NotebookEditor.undo); otherwise it is a conflict and
-stays as it is. Undoing a cell already undone is a no-op that answers it as restored.
+stays as it is. A cell already undone is left out of the answer: a second undo is a no-op.
 """
 
 from __future__ import annotations
@@ -58,14 +58,14 @@ async def undo_run(
     wanted = _cells(changes, cell_ids)
     already = [c for c in wanted if _undone(decided.get(review_key(run_id, c)))]
     todo = [c for c in changes if c.cell_id in wanted and c.cell_id not in already]
-    restored, conflicts = list(already), []
+    restored: list[str] = []
+    conflicts: list[str] = []
     for path in dict.fromkeys(c.path for c in todo):
         back, kept = await editor.undo(path, [c for c in todo if c.path == path])
         restored += back
         conflicts += kept
     record = {"by": msgspec.to_builtins(by), "at": time.time()}
-    await hermes.manager.offload(_record, hermes.store, session_id, run_id, [c for c in restored if c not in already],
-                                 record)
+    await hermes.manager.offload(_record, hermes.store, session_id, run_id, restored, record)
     return {"restored": restored, "conflicts": conflicts}
 
 
