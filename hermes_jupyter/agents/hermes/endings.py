@@ -23,6 +23,8 @@ HERMES_MAX_RETRY_AFTER_S: Final = 600.0
 _CONTENT_FILTER = re.compile(r"^content_policy_blocked\b|content[_ ]filter|safety refusal", re.I)
 _LENGTH = re.compile(r"output length limit|max(imum)? output tokens", re.I)
 _TRUNCATED = re.compile(r"remained truncated|truncated", re.I)
+#: hermes-agent's words for a reply with nothing in it (llama.cpp's answer to a context overflow is one).
+_EMPTY = re.compile(r"empty stream|returned no content|empty response|no content after", re.I)
 _HTTP_4XX = re.compile(r"\bHTTP 4\d\d\b|\b(400|404|422) ", re.I)
 
 Cut = Literal["length", "stream"]
@@ -61,6 +63,8 @@ def failure_kind(error: str, calls: CallLog) -> ErrorKind:
         return "length_limit"
     if _TRUNCATED.search(error) and calls.last_cut is not None:
         return "length_limit" if calls.last_cut == "length" else "stream_cut"
+    if _EMPTY.search(error):
+        return "empty_answer"
     kind = classify(error, default="agent_error")
     if kind == "agent_error" and (_HTTP_4XX.search(error) or calls.refused_status in (400, 404, 422)):
         return "bad_request"

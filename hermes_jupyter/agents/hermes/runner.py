@@ -551,12 +551,27 @@ def _remember_server_kinds() -> None:
             if key in known:
                 return known[key]
         kind = detect(base_url, api_key=api_key)
-        with lock:
-            known[key] = kind
+        if kind is not None or _listening(str(base_url)):  # a server not up yet may still turn out to be one
+            with lock:
+                known[key] = kind
         return kind
 
     remembered._remembered = True  # type: ignore[attr-defined]
     model_metadata.detect_local_server_type = remembered  # its callers look it up in the module
+
+
+def _listening(base_url: str) -> bool:
+    """Whether something accepts connections at `base_url`'s host and port (a TCP connect, no request)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(base_url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        with socket.create_connection((parts.hostname or "127.0.0.1", port), timeout=1.0):
+            return True
+    except (OSError, ValueError):
+        return False
 
 
 def _warm_streaming_imports() -> None:
