@@ -17,7 +17,7 @@ import time
 
 import msgspec
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from .. import markers
 from ..agents.base import TurnResult
@@ -274,7 +274,8 @@ def terminal_row(
         }
     else:
         event, payload = APPERROR, {"message": ending.message, "type": ending.error_kind, "session_id": session_id}
-    marker = terminal_marker(transcript, event, payload) if transcript is not None else None
+    # terminal_marker reads only `has_output`, which an open fold answers as its transcript would
+    marker = terminal_marker(cast(Transcript, transcript), event, payload) if transcript is not None else None
     if marker is not None:
         payload["marker"] = marker
     return event, payload

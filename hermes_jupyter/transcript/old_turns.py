@@ -16,7 +16,7 @@ from ..agents.answered import answered_by_of
 from ..events import RunStatus
 from .context import cut_args
 from .rows import (
-    ApprovalRow, AssistantRow, ClarifyRow, MarkerRow, NoteRow, PlanItem, PlanRow, ProposalRow, ReasoningRow, Row,
+    ApprovalRow, AssistantRow, CardStatus, ClarifyRow, MarkerRow, NoteRow, PlanItem, PlanRow, ProposalRow, ReasoningRow, Row,
     ToolRow, row_id,
 )
 from .turns import RetryState, StoredTurn, user_row
@@ -130,7 +130,7 @@ def _card_row(run_id: str, card: Mapping[str, Any]) -> Row | None:
     kind, tid = card.get("kind"), str(card.get("tid") or card.get("assistant_msg_idx"))
     done = card.get("done") is not False
     by = answered_by_of(card.get("answered_by"))
-    status = "resolved" if done else "pending"
+    status: CardStatus = "resolved" if done else "pending"
     if kind == "plan":
         items = [PlanItem(text=str(i.get("text") or ""), status=i["status"] if i.get("status") in (
             "pending", "in_progress", "completed") else "pending") for i in card.get("items") or [] if isinstance(i, dict)]
@@ -147,7 +147,7 @@ def _card_row(run_id: str, card: Mapping[str, Any]) -> Row | None:
         return ClarifyRow(id=row_id(run_id, "clarify", tid), clarify_id=tid, question=_str(card.get("preview")) or "",
                           choices=_strings(card.get("choices")), status=status, answer=_str(card.get("answer")),
                           reason=_str(card.get("reason")), answered_by=by)
-    args = card.get("args") if isinstance(card.get("args"), dict) else {}
+    args: dict[str, Any] = card["args"] if isinstance(card.get("args"), dict) else {}
     if kind == "approval" or card.get("name") == "approval":
         return ApprovalRow(id=row_id(run_id, "approval", tid), approval_id=tid, description=_str(card.get("preview")),
                            command=_str(args.get("command")), choices=_strings(card.get("choices")), status=status,
