@@ -5,8 +5,8 @@ import type { HermesClient } from '../api/client';
 import { FollowerPool } from '../model/follower-pool';
 import { notebookSession } from '../model/notebook-session';
 
-/** A client whose journal never answers: the followers stay loading, no stream is opened. */
-const quietClient = { readAllEvents: () => new Promise(() => undefined) } as unknown as HermesClient;
+/** A client whose server never answers: the followers stay loading, no stream is opened. */
+const quietClient = { getRun: () => new Promise(() => undefined) } as unknown as HermesClient;
 
 test('views of one run share its follower, so a view created again keeps what it showed', async () => {
   const pool = new FollowerPool(quietClient, 20);

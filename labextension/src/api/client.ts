@@ -12,7 +12,6 @@ import { ISignal, Signal } from '@lumino/signaling';
 import {
   IAttachment,
   ICreateSession,
-  IJournalRow,
   IRunContinued,
   IRunEventsPage,
   IRunInfo,
@@ -22,8 +21,7 @@ import {
   ISession,
   ISessionSummary,
   MimeBundle,
-  SendMode,
-  isTerminalRow
+  SendMode
 } from './contract';
 import type { IProposalRow } from './rows';
 
@@ -77,7 +75,7 @@ export function readSessionPage(body: unknown): ISessionPage {
   return { sessions: [], next: null };
 }
 
-/** Page size used when the client reads a whole run journal. */
+/** Rows asked per page of a run's journal. */
 const EVENTS_PAGE_LIMIT = 1000;
 
 /** A failure that says the server is gone or broken, not that one request was wrong. */
@@ -264,32 +262,6 @@ export class HermesClient {
   ): Promise<IRunEventsPage> {
     const query = `?after_seq=${afterSeq}&limit=${limit}`;
     return this.request('GET', ['runs', runId, 'events'], undefined, query);
-  }
-
-  /**
-   * Every journal row after `afterSeq`, read page by page. With `catchUp`, stop at
-   * the first page shorter than asked: the caller streams the rest from there. A live
-   * run grows while it is read, so reading until an empty page can chase it to its end
-   * on a slow machine (the view then stays "loading" for the whole run).
-   */
-  async readAllEvents(runId: string, afterSeq = 0, catchUp = false): Promise<IJournalRow[]> {
-    const rows: IJournalRow[] = [];
-    let cursor = afterSeq;
-    for (;;) {
-      const page = await this.getRunEvents(runId, cursor, EVENTS_PAGE_LIMIT);
-      const fresh = (page.events ?? []).filter(row => row.seq > cursor);
-      rows.push(...fresh);
-      if (fresh.length === 0) {
-        return rows;
-      }
-      const last = fresh[fresh.length - 1];
-      cursor = last.seq;
-      // A page may be shorter than asked (a server-side cap), so only an empty
-      // page or the terminal row proves the end.
-      if (isTerminalRow(last) || (catchUp && fresh.length < EVENTS_PAGE_LIMIT)) {
-        return rows;
-      }
-    }
   }
 
   /**

@@ -15,7 +15,6 @@ export const RUN_MIME_TYPE = 'application/vnd.hermes.run+json';
  */
 export { EVENTS, STATUS_KINDS, TERMINAL_EVENTS } from './generated';
 export type { EventName, RunStatus, TerminalState } from './generated';
-import { TERMINAL_EVENTS } from './generated';
 import type { EventName, RunStatus, TerminalState } from './generated';
 
 /** One line of `runs/<sid>/<run_id>.jsonl`, as sent by the events route and the stream. */
@@ -283,11 +282,6 @@ export interface ISnapshotMessage {
 /** True if `status` is a final run status (anything but running). */
 export function isFinalStatus(status: string | undefined | null): boolean {
   return !!status && status !== 'running' && status !== 'queued';
-}
-
-/** True if the row ends its run. */
-export function isTerminalRow(row: IJournalRow): boolean {
-  return row.terminal === true || TERMINAL_EVENTS.has(row.event);
 }
 
 /** Ids accepted by the server (docs/journal.md). */

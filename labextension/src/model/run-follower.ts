@@ -1,24 +1,21 @@
 /**
- * RunFollower: one run's live transcript, read from the journal and kept live.
+ * RunFollower: one run's transcript as the server folds it, kept live.
  *
- * A live follower attaches a RunStream that starts with the run so far in one
- * message (a snapshot of the server's fold, or an ended run's settled message), then
- * live rows; the settled message is the verdict (final rows, status and the cell
- * bundle). A saved output of a finished run reads its journal over REST
- * (`GET runs/{id}/events`) instead. Folding ignores any seq already seen, so sources
- * can overlap without duplicating text.
+ * It attaches a RunStream that starts with the run so far in one message (a
+ * snapshot of the server's fold for a live run, the settled message alone for an
+ * ended one), then live rows; the settled message is the verdict (final rows,
+ * status and the cell bundle). Folding ignores any seq already seen, so a
+ * reconnect cannot duplicate text.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesApiError, HermesClient } from '../api/client';
-import { IJournalRow, MimeBundle, RunStatus } from '../api/contract';
+import { MimeBundle, RunStatus } from '../api/contract';
 import { RunStream, RunStreamState } from '../api/stream';
 import type { ICardActions } from '../components/cards/card-actions';
 import { LiveTranscript } from './transcript';
 
-/** Retries of a first read that finds no journal (a run just admitted). */
-const FIRST_READ_RETRIES = 3;
 /** Milliseconds between two looks at a queued run (has it started?). */
 const QUEUED_POLL_MS = 500;
 
@@ -31,8 +28,8 @@ export interface IRunFollowerOptions {
   client: HermesClient;
   runId: string;
   /**
-   * Attach to the live stream (default true). A saved output of a finished run
-   * reads its journal and asks `GET runs/{id}` once for the verdict instead.
+   * The run may still be queued or running (default true): wait while it is queued. A saved output of a
+   * finished run skips that look; its stream sends the settled message alone.
    */
   live?: boolean;
 }
@@ -103,14 +100,9 @@ export class RunFollower implements IDisposable {
     try {
       if (this._live) {
         await this._waitWhileQueued();
-        if (!this._disposed) {
-          this._attach();
-        }
-        return;
       }
-      this._applyAll(await this._readFirst());
       if (!this._disposed) {
-        await this._end();
+        this._attach();
       }
     } catch (error) {
       this._fail(error);
@@ -125,25 +117,6 @@ export class RunFollower implements IDisposable {
     this._stream?.dispose();
     this._stream = null;
     Signal.clearData(this);
-  }
-
-  /** The first read: a run just admitted may have no journal yet, so a 404 is retried a few times. */
-  private async _readFirst(): Promise<IJournalRow[]> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this._client.readAllEvents(this.runId, 0);
-      } catch (error) {
-        const missing = error instanceof HermesApiError && error.isNotFound;
-        if (missing && (await this._waitWhileQueued())) {
-          attempt = -1;
-          continue;
-        }
-        if (!missing || attempt >= FIRST_READ_RETRIES || this._disposed) {
-          throw error;
-        }
-        await sleep(300 * (attempt + 1));
-      }
-    }
   }
 
   /** A queued run has no journal yet: wait in state `queued` until it starts. False if it was not queued. */
@@ -211,17 +184,6 @@ export class RunFollower implements IDisposable {
       }
     }
     this._setState('ended');
-  }
-
-  private _applyAll(rows: IJournalRow[]): void {
-    let changed = false;
-    for (const row of rows) {
-      this._sessionId = row.session_id;
-      changed = this.transcript.apply(row) || changed;
-    }
-    if (changed && !this._disposed) {
-      this._changed.emit();
-    }
   }
 
   private _fail(error: unknown, notFound?: boolean): void {
