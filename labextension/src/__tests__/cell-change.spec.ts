@@ -129,12 +129,12 @@ test('an open notebook takes only the file changes made after it last read the f
   assert.equal(fileIsNewer(10_000, 9_000), true);
 });
 
-test('catching up updates, inserts at the file\'s place, and deletes: only the named cells', () => {
+test('catching up deletes, then updates and inserts in the file\'s order: only the named cells', () => {
   const doc = [{ id: 'a', source: 'mine' }, { id: 'b', source: 'b' }, { id: 'gone', source: 'g' }];
   const disk = [{ id: 'a', cell_type: 'code', source: ['agent'] }, { id: 'n', cell_type: 'code', source: 'new' },
     { id: 'b', cell_type: 'code', source: 'b on disk' }];
-  assert.deepEqual(planSync(doc, disk, ['a', 'n', 'gone', 'a']), [
-    { op: 'update', id: 'a', cell: disk[0] }, { op: 'insert', index: 1, cell: disk[1] }, { op: 'delete', id: 'gone' }
+  assert.deepEqual(planSync(doc, disk, ['n', 'a', 'gone', 'a']), [
+    { op: 'delete', id: 'gone' }, { op: 'update', id: 'a', cell: disk[0] }, { op: 'insert', index: 1, cell: disk[1] }
   ]);
 });
 

@@ -52,6 +52,8 @@ export function reflects(cells: readonly ISyncCell[], change: ICellChangeRow): b
  */
 export function planSync(doc: readonly ISyncCell[], disk: readonly IDiskCell[], ids: readonly string[]): SyncOp[] {
   const ops: SyncOp[] = [];
+  // Deletions first, then inserts by their place in the file, so each lands where the file has it.
+  ids = [...ids].sort((a, b) => disk.findIndex(c => c.id === a) - disk.findIndex(c => c.id === b));
   for (const id of new Set(ids)) {
     const index = disk.findIndex(c => c.id === id);
     const inDoc = doc.some(c => c.id === id);

@@ -89,7 +89,8 @@ function followActiveCell(app: JupyterFrontEnd, tracker: INotebookTracker): void
   const changed = () => app.commands.notifyCommandChanged(CellCommandIDs.fix);
   tracker.activeCellChanged.connect((_, cell) => {
     if (watched && !watched.isDisposed) {
-      watched.model.outputs.changed.disconnect(changed);
+      // A removed cell's model lets go of its outputs before the widget is disposed.
+      watched.model?.outputs?.changed.disconnect(changed);
     }
     watched = cell instanceof CodeCell ? cell : null;
     watched?.model.outputs.changed.connect(changed);

@@ -114,7 +114,8 @@ class NotebookCatchUp {
     const file = await this._contents.get(context.path, { type: 'notebook', content: true });
     const cells = ((file.content as { cells?: IDiskCell[] } | null)?.cells ?? []) as IDiskCell[];
     const shared = panel.model!.sharedModel;
-    shared.transact(() => planSync(docCells(panel), cells, ids).forEach(op => applyOp(shared, op)));
+    // One op at a time: the notebook's list of cells is brought up to date only after each change.
+    planSync(docCells(panel), cells, ids).forEach(op => applyOp(shared, op));
     adoptFileTime(context, file.last_modified);
   }
 
