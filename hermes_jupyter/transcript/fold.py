@@ -473,7 +473,7 @@ class TranscriptFold:
             before_source=_text(p.get("before_source")), after_source=_text(p.get("after_source")),
             source_sha256=_text(p.get("source_sha256")), execution_count=_int(p.get("execution_count")),
             outputs_summary=_text(p.get("outputs_summary")), landed="room" if p.get("landed") == "room" else "file",
-            tool_call_id=_text(p.get("tool_call_id")) or "",
+            tool_call_id=_text(p.get("tool_call_id")) or "", at=_number(p.get("at")),
         ))
 
     def _resolve_unanswered(self, status: RunStatus) -> None:

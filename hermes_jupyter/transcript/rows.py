@@ -141,6 +141,8 @@ class CellChangeRow(_Row, tag="cell_change", kw_only=True):
     outputs_summary: str | None = None
     landed: CellLanded = "file"
     tool_call_id: str = ""
+    #: When the change was made (seconds since the epoch; None in a journal that did not say).
+    at: float | None = None
     review: CellReview | None = None
 
 

@@ -236,6 +236,7 @@ export interface ICellChangeRow {
   outputs_summary: string | null;
   landed: CellLanded;
   tool_call_id: string;
+  at: number | null;
   review: CellReview | null;
 }
 

@@ -159,6 +159,7 @@ export function cellChangeRow(runId: string, row: IJournalRow): ICellChangeRow |
     outputs_summary: text(p.outputs_summary),
     landed: p.landed === 'room' ? 'room' : 'file',
     tool_call_id: text(p.tool_call_id) || '',
+    at: num(p.at),
     review: null
   };
 }
