@@ -93,7 +93,7 @@ def choose_reply(body: dict[str, Any]) -> Reply:
     if (in_turn := _in_turn(prompt)) is not None:
         if len(tool_results) < len(in_turn):
             name, args = in_turn[len(tool_results)]
-            return _tool_reply([(name, _with_cell_id(args, tool_results))], slow)
+            return _tool_reply([(name, _with_cell_id(args, tool_results))], slow, len(tool_results))
     rounds = _ROUNDS_RE.search(lowered)
     if rounds and len(tool_results) < int(rounds.group(1)):
         return _tool_reply([("list_files", {"path": "."})], slow)
@@ -160,12 +160,17 @@ def _reply_for_prompt(prompt: str, lowered: str, slow: bool) -> Reply:
     return Reply(_text_deltas(DEFAULT_REPLY), slow=slow)
 
 
-def _tool_reply(calls: list[tuple[str, dict[str, Any]]], slow: bool) -> Reply:
-    """Some text, then the calls: ids and names first, arguments in 8-character pieces, interleaved."""
+def _tool_reply(calls: list[tuple[str, dict[str, Any]]], slow: bool, round_no: int = 0) -> Reply:
+    """Some text, then the calls: ids and names first, arguments in 8-character pieces, interleaved.
+
+    Ids are numbered per reply (`call_stub_0`), except in later rounds of `use these tools in turn`
+    (`call_stub_<round>_0`): hermes-agent drops a later round's result whose id repeats an earlier one,
+    and calls the tool again and again."""
     deltas = _text_deltas("Let me check.")
     pieces: list[list[str]] = []
     for index, (name, args) in enumerate(calls):
-        call = {"index": index, "id": f"call_stub_{index}", "type": "function",
+        call_id = f"call_stub_{index}" if round_no == 0 else f"call_stub_{round_no}_{index}"
+        call = {"index": index, "id": call_id, "type": "function",
                 "function": {"name": name, "arguments": ""}}
         deltas.append({"tool_calls": [call]})
         raw = json.dumps(args)
