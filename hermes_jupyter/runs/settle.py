@@ -28,6 +28,7 @@ from ..store import Session, SessionStore
 from ..transcript import (
     Transcript, TranscriptFold, append_to_context, context_projection, continued_turn_start, merge, terminal_marker,
 )
+from ..transcript.cell_reviews import reviewed_rows
 from ..transcript.old_turns import turns_from_messages
 from ..transcript.rows import NoteRow, Row, row_id
 from ..transcript.turns import StoredTurn, drop_turns, find_turn, keep_turn, turn_of, user_row, with_marker
@@ -143,6 +144,8 @@ def store_turn(session: Session, transcript: Transcript, user_idx: int | None, r
     message = session.messages[user_idx] if user_idx is not None and 0 <= user_idx < len(session.messages) else None
     turn = turn_of(transcript, user_row(transcript.run_id, message), decisions=session.proposal_decisions,
                    deciders=session.proposal_answered_by, rows=rows)
+    if session.cell_undo:  # a Keep/Undo made before the turn settled (docs/notebook-edits.md)
+        turn = msgspec.structs.replace(turn, rows=reviewed_rows(turn.rows, session.cell_undo))
     keep_turn(session.turns, turn)
 
 

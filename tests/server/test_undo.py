@@ -101,3 +101,20 @@ async def test_bad_requests_are_plain_errors(api: HermesClient, hermes: Any, jp_
     (jp_root_dir / "nb.ipynb").write_text("{broken", encoding="utf-8")
     code, error = await api.call("POST", "runs", run_id, "notebook", "undo", body={})
     assert code == 409 and "could not be read" in error["message"]
+
+
+def test_a_turn_settled_after_its_undo_keeps_the_review_on_its_rows() -> None:
+    from hermes_jupyter.runs.settle import store_turn
+    from hermes_jupyter.store import Session
+    from hermes_jupyter.transcript import TranscriptFold
+    from hermes_jupyter.transcript.rows import CellChangeRow
+
+    fold = TranscriptFold("r1", "s1")
+    payload = {"action": "insert", "cell_id": "a1", "applied": True, "path": "nb.ipynb", "source_sha256": "x"}
+    rows = [events.JournalRow(event_id=f"r1:{seq}", seq=seq, run_id="r1", session_id="s1", event=event, payload=p)
+            for seq, (event, p) in enumerate([(events.CELL_CHANGE, payload), (events.DONE, {})], 1)]
+    fold.feed(rows)
+    session = Session("s1", cell_undo={"r1:a1": {"by": {"kind": "person"}, "at": 1.0}})
+    store_turn(session, fold.snapshot(), None)
+    (change,) = [r for r in session.turns[0].rows if isinstance(r, CellChangeRow)]
+    assert change.review == "undone"
