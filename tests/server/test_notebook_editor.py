@@ -118,3 +118,17 @@ async def test_undo_restores_the_file_exactly_and_leaves_a_changed_cell(editor: 
     assert [c.source for c in nb.cells] == ["a = 3  # the person's edit", "# Notes"]
     only = await editor.undo("work/nb.ipynb", again, cell_ids=["c9"])
     assert only == ([], [])
+
+
+async def test_a_room_that_cannot_be_reached_changes_nothing_and_says_so(editor: NotebookEditor, nb_path: Path) -> None:
+    from hermes_jupyter.server.rooms import RoomUnavailable
+
+    class UnreachableRooms:
+        async def document(self, path: str) -> Any:
+            raise RoomUnavailable(path)
+
+    before = nb_path.read_bytes()
+    cut_off = NotebookEditor(editor.contents_manager, editor.root_dir, UnreachableRooms())  # type: ignore[arg-type]
+    change = await cut_off.edit("work/nb.ipynb", "c1", "a = 2", PROV)
+    assert not change.applied and change.why and "real-time collaboration" in change.why and "nothing" in change.why
+    assert nb_path.read_bytes() == before, "never the file a room may own"
