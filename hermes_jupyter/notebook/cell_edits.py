@@ -52,6 +52,8 @@ class CellChange(msgspec.Struct, kw_only=True):
     index: int | None = None
     cell_type: str | None = None
     before_source: str | None = None
+    #: The cell's `metadata.hermes` before the change (an earlier run's provenance), which undo puts back.
+    before_hermes: dict[str, Any] | None = None
     after_source: str | None = None
     source_sha256: str | None = None
     execution_count: int | None = None

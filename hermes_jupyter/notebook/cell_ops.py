@@ -53,8 +53,8 @@ def apply_edit(cells: Cells, path: str, cell_id: str, source: str, prov: Provena
     cells.set_source(index, source)
     cells.set_hermes(index, hermes_metadata(prov, source, "edit", _hermes_of(cell)))
     return CellChange(action="edit", cell_id=cell_id, applied=True, path=path, index=index,
-                      cell_type=cell.get("cell_type"), before_source=cell["source"], after_source=source,
-                      landed=cells.landed, tool_call_id=prov.tool_call_id)
+                      cell_type=cell.get("cell_type"), before_source=cell["source"], before_hermes=_hermes_dict(cell),
+                      after_source=source, landed=cells.landed, tool_call_id=prov.tool_call_id)
 
 
 def apply_delete(cells: Cells, path: str, cell_id: str, prov: Provenance) -> CellChange:
@@ -64,8 +64,8 @@ def apply_delete(cells: Cells, path: str, cell_id: str, prov: Provenance) -> Cel
     cell = cells.read(index)
     cells.delete(index)
     return CellChange(action="delete", cell_id=cell_id, applied=True, path=path, index=index,
-                      cell_type=cell.get("cell_type"), before_source=cell["source"], landed=cells.landed,
-                      tool_call_id=prov.tool_call_id)
+                      cell_type=cell.get("cell_type"), before_source=cell["source"], before_hermes=_hermes_dict(cell),
+                      landed=cells.landed, tool_call_id=prov.tool_call_id)
 
 
 def apply_outputs(
@@ -83,7 +83,7 @@ def apply_outputs(
     cells.set_outputs(index, outputs, execution_count)
     cells.set_hermes(index, hermes_metadata(prov, cell["source"], "run", _hermes_of(cell)))
     return CellChange(action="run", cell_id=cell_id, applied=True, path=path, index=index, cell_type="code",
-                      after_source=cell["source"], execution_count=execution_count,
+                      before_hermes=_hermes_dict(cell), after_source=cell["source"], execution_count=execution_count,
                       outputs_summary=outputs_summary(outputs), landed=cells.landed, tool_call_id=prov.tool_call_id)
 
 
@@ -119,6 +119,11 @@ def _hermes_of(cell: dict[str, Any]) -> Any:
     return (cell.get("metadata") or {}).get("hermes")
 
 
+def _hermes_dict(cell: dict[str, Any]) -> dict[str, Any] | None:
+    hermes = _hermes_of(cell)
+    return dict(hermes) if isinstance(hermes, dict) else None
+
+
 def undo_cell(cells: Cells, changes: list[CellChange]) -> UndoOutcome:
     """Put one cell back as it was before a run's `changes` to it (applied ones, oldest first).
 
@@ -139,8 +144,8 @@ def undo_cell(cells: Cells, changes: list[CellChange]) -> UndoOutcome:
         if index is not None:
             return "conflict"
         if first.action != "insert":
-            cell_type = last.cell_type or "code"
-            cells.insert(min(last.index or 0, len(cells)), new_cell(last.cell_id, cell_type, original or "", None))
+            cell = new_cell(last.cell_id, last.cell_type or "code", original or "", first.before_hermes)
+            cells.insert(min(last.index or 0, len(cells)), cell)
         return "restored"
     if index is None or source_sha256(current) != last.source_sha256:
         return "conflict"
@@ -150,5 +155,15 @@ def undo_cell(cells: Cells, changes: list[CellChange]) -> UndoOutcome:
         return "restored"
     if original is not None:
         cells.set_source(index, original)
-    cells.set_hermes(index, None)
+    cells.set_hermes(index, first.before_hermes)  # an earlier run's provenance, or none
     return "restored"
+
+
+def is_undone(cells: Cells, changes: list[CellChange]) -> bool:
+    """Whether the cell reads back as undo leaves it: gone when the run created it, else there with its old source."""
+    first = changes[0]
+    index = cells.find(first.cell_id)
+    if first.action == "insert":
+        return index is None
+    original = next((c.before_source for c in changes if c.action in ("edit", "delete")), None)
+    return index is not None and (original is None or cells.read(index)["source"] == original)

@@ -21,7 +21,7 @@ from ..agents.sandbox import PathEscape, api_path
 from ..notebook.cell_docs import Cells, FileCells, RoomCells
 from ..notebook.cell_edits import CellAction, CellChange, Provenance
 from ..notebook.cell_ops import (
-    apply_delete, apply_edit, apply_insert, apply_outputs, refused, undo_cell, verify,
+    apply_delete, apply_edit, apply_insert, apply_outputs, is_undone, refused, undo_cell, verify,
 )
 from .rooms import RoomUnavailable, SharedNotebooks
 
@@ -86,6 +86,7 @@ class NotebookEditor:
         """Restore the cells `changes` touched (or those of `cell_ids`); `(restored, conflicts)`.
 
         Newest change first, so a re-inserted cell goes back where it was. A conflict is left as it is.
+        Restored cells are read back (a file: from disk); one that does not read as restored is a conflict.
         """
         by_cell: dict[str, list[CellChange]] = {}
         for change in changes:
@@ -102,7 +103,11 @@ class NotebookEditor:
                 (restored if undo_cell(cells, mine) == "restored" else conflicts).append(cell_id)
             if notebook is not None and restored:
                 await self._save(target, notebook)
-        return restored, conflicts
+                cells, _ = await self._open(target)
+        unconfirmed = [c for c in restored if not is_undone(cells, by_cell[c])]
+        if unconfirmed:
+            log.warning("hermes: undo in %s did not read back for cells %s", target, unconfirmed)
+        return [c for c in restored if c not in unconfirmed], conflicts + unconfirmed
 
     # -- where a change lands ---------------------------------------------------------------
     async def _change(

@@ -175,3 +175,17 @@ def test_a_change_reads_as_a_sentence_in_the_cell_output() -> None:
     refused = CellChangeRow(id="r:cell_change:4", run_id="r", action="insert", cell_id="", applied=False,
                             why="There is no cell with id x in nb.ipynb.")
     assert change_words(refused) == "could not insert a cell: There is no cell with id x in nb.ipynb."
+
+
+@pytest.mark.parametrize("make", FORMS, ids=["file", "room"])
+def test_undoing_a_later_run_gives_the_cell_back_its_earlier_runs_provenance(make: Callable[[], Cells]) -> None:
+    cells = make()
+    verify(apply_edit(cells, "nb.ipynb", "c1", "a = 2", PROV), cells)
+    earlier = cells.read(0)["metadata"]["hermes"]
+    later = Provenance(session_id="s1", run_id="r2", tool_call_id="t9")
+    edited = verify(apply_edit(cells, "nb.ipynb", "c1", "a = 3", later), cells)
+    ran = verify(apply_outputs(cells, "nb.ipynb", "c1", [], 2, later), cells, expected_outputs=0)
+    deleted = verify(apply_delete(cells, "nb.ipynb", "c1", later), cells)
+    assert undo_cell(cells, [edited, ran, deleted]) == "restored"
+    cell = cells.read(cells.find("c1") or 0)
+    assert cell["source"] == "a = 2" and cell["metadata"]["hermes"] == earlier

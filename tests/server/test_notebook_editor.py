@@ -132,3 +132,21 @@ async def test_a_room_that_cannot_be_reached_changes_nothing_and_says_so(editor:
     change = await cut_off.edit("work/nb.ipynb", "c1", "a = 2", PROV)
     assert not change.applied and change.why and "real-time collaboration" in change.why and "nothing" in change.why
     assert nb_path.read_bytes() == before, "never the file a room may own"
+
+
+async def test_an_undo_that_does_not_read_back_is_not_called_restored(
+    editor: NotebookEditor, nb_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    edited = await editor.edit("work/nb.ipynb", "c1", "a = 2", PROV)
+    contents = editor.contents_manager
+    real_save = contents.save
+
+    async def racing_save(model: dict[str, Any], path: str) -> Any:  # someone types right after the undo's write
+        result = await ensure_async(real_save(model, path))
+        nb = saved(nb_path)
+        nb.cells[0].source = "a = 'typed at that moment'"
+        nbformat.write(nb, nb_path)
+        return result
+
+    monkeypatch.setattr(contents, "save", racing_save)
+    assert await editor.undo("work/nb.ipynb", [edited]) == ([], ["c1"])
