@@ -162,8 +162,9 @@ async def test_a_turn_streams_over_the_websocket(stack: Stack, session: str) -> 
     assert usage["model"] == STUB_MODEL and usage["output_tokens"] > 0 and usage["duration_s"] >= 0
     sent = stack.stub.chat_requests()[-1]
     assert sent["model"] == STUB_MODEL and sent["stream"] is True
-    assert {t["function"]["name"] for t in sent["tools"]} == {"read_notebook", "list_variables",
-                                                             "inspect_variable", "run_code", "propose_cell"}
+    assert {t["function"]["name"] for t in sent["tools"]} == {  # Propose, the default autonomy: no run_cell
+        "read_notebook", "list_variables", "inspect_variable", "run_code", "propose_cell", "insert_cell", "edit_cell",
+        "delete_cell"}
 
 
 async def test_the_model_reads_the_bound_notebook_without_asking(stack: Stack, session: str) -> None:
