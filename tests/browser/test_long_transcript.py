@@ -6,7 +6,8 @@ import time
 
 from .lab_page import LabPage, counting
 
-TURNS = 30  # 60 rows: more than the 40 the transcript mounts at first
+TURNS = 30  # 90 rows (a turn is its user row, the answer and the usage footer): more than the 40 mounted at first
+ROWS_PER_TURN = 3
 STICK_PX = 48  # transcript-view.tsx: within this distance the view follows new text
 
 
@@ -34,7 +35,7 @@ def test_long_transcript_opens_at_its_bottom_and_follows_a_new_turn(lab: LabPage
     lab.open_session(session_id)
     lab.wait_transcript_rendered()
     total, mounted = lab.transcript_rows()
-    assert total == 2 * TURNS and mounted < total
+    assert total == ROWS_PER_TURN * TURNS and mounted < total
     assert lab.page.is_visible("[data-testid=hermes-show-earlier]")
     assert lab.transcript_distance_from_bottom() < STICK_PX
 

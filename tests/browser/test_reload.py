@@ -13,8 +13,8 @@ N = 1000  # 10 s at 0.01 s a token: a reload (~3 s) lands well inside the stream
 def test_reload_mid_stream_resumes_without_duplicated_or_missing_text(lab: LabPage) -> None:
     # The run belongs to the server, so a reload only loses the tab's socket. The selected
     # session survives in localStorage; on load the chat reads the session, sees its
-    # active_stream_id, backfills the journal over REST and resumes WS runs/{id}/stream with
-    # after_seq at the last folded seq. Every text the live row shows must be `1 2 … k`.
+    # active_stream_id and joins WS runs/{id}/stream with a snapshot of the run so far, then
+    # its rows after it. Every text the live row shows must be `1 2 … k`.
     lab.open()
     lab.open_sidebar()
     session_id = lab.new_session()
