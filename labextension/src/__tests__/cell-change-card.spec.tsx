@@ -143,3 +143,16 @@ test('a %%hermes cell\'s output header names the autonomy its run had, when the 
   assert.match(out, /data-hermes-run-autonomy="agent_auto"[^>]*>Agent, no asking</);
   assert.equal(html(<RunAutonomy payload={{ ...payload, autonomy: undefined }} />), '');
 });
+
+test('a level chosen here stays shown while the chat\'s copy of the session still has the old one', async () => {
+  const sid = 'keep-choice';
+  const picker = (session: object) => html(<AutonomyPicker session={{ session_id: sid, ...session } as any}
+    onChange={async () => null} />);
+  assert.match(picker({ autonomy: 'propose' }), /data-hermes-autonomy="propose"/);
+  // What choosing does once the server accepted it (the select's onChange cannot fire without a DOM).
+  const { rememberAutonomy } = await import('../components/composer/autonomy-picker');
+  rememberAutonomy(sid, 'agent');
+  assert.match(picker({ autonomy: 'propose' }), /data-hermes-autonomy="agent"/);  // a stale copy after a turn
+  assert.match(picker({ autonomy: 'agent' }), /data-hermes-autonomy="agent"/);  // the server's copy says it
+  assert.match(picker({ autonomy: 'ask' }), /data-hermes-autonomy="ask"/);  // later changed elsewhere: the server wins
+});

@@ -16,25 +16,39 @@ export interface IAutonomyPickerProps {
   onChange: (level: Autonomy) => Promise<unknown>;
 }
 
+/**
+ * Levels chosen in this page, by session, until a copy of the session from the server shows them:
+ * the chat keeps its copy of the session across turns (docs/transcript.md), so that copy can still
+ * carry the level read before the choice.
+ */
+const chosenHere = new Map<string, Autonomy>();
+
+/** The server accepted `level` for this session (shown until the session's copy says it). */
+export function rememberAutonomy(sessionId: string, level: Autonomy): void {
+  chosenHere.set(sessionId, level);
+}
+
 export function AutonomyPicker(props: IAutonomyPickerProps): JSX.Element | null {
   const { session } = props;
   const sid = session?.session_id ?? '';
-  // What this view set, until the session it belongs to is replaced by the server's next copy.
-  const [chosen, setChosen] = useState<{ sid: string; level: Autonomy; from: unknown } | null>(null);
+  const [, setShown] = useState<Autonomy | null>(null);
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<{ text: string; details?: string } | null>(null);
   if (!session) {
     return null;
   }
-  const mine = chosen && chosen.sid === sid && chosen.from === session ? chosen.level : null;
-  const value = mine ?? autonomyOf(session);
-  const levels = offeredLevels(capOf(session), value);
+  const told = autonomyOf(session);
+  if (chosenHere.get(sid) === told) {
+    chosenHere.delete(sid);  // the server's copy says it now: from here on it is the word
+  }
+  const value = chosenHere.get(sid) ?? told;
   const change = async (level: Autonomy) => {
     setBusy(true);
     setProblem(null);
     try {
       await props.onChange(level);
-      setChosen({ sid, level, from: session });
+      rememberAutonomy(sid, level);
+      setShown(level);
     } catch (error) {
       const plain = plainError(error);
       setProblem({ text: plain.text, details: plain.details });
@@ -42,6 +56,7 @@ export function AutonomyPicker(props: IAutonomyPickerProps): JSX.Element | null 
       setBusy(false);
     }
   };
+  const levels = offeredLevels(capOf(session), value);
   return (
     <>
       <select
