@@ -198,6 +198,7 @@ def _card_markdown(row: Row) -> str | None:
 #: How a proposal's action and status read in a cell output.
 _PROPOSAL_ACTION_WORDS: Final = {
     "insert_below": "a new cell below another", "insert_end": "a new cell at the end", "replace": "a new source for a cell",
+    "delete": "removing a cell",
 }
 _PROPOSAL_PENDING: Final = "waiting for you to accept or reject it in the notebook"
 

@@ -189,3 +189,13 @@ def test_undoing_a_later_run_gives_the_cell_back_its_earlier_runs_provenance(mak
     assert undo_cell(cells, [edited, ran, deleted]) == "restored"
     cell = cells.read(cells.find("c1") or 0)
     assert cell["source"] == "a = 2" and cell["metadata"]["hermes"] == earlier
+
+
+def test_a_proposed_delete_renders_in_the_cell_output() -> None:
+    from hermes_jupyter.notebook.outputs import final_bundle
+    from hermes_jupyter.transcript.rows import ProposalRow, Transcript
+
+    row = ProposalRow(id="r:proposal:p1", proposal_id="p1", action="delete", cell_id="c1")
+    bundle = final_bundle(Transcript(run_id="r", session_id="s", status="completed", rows=[row]))
+    assert "**Proposed cell:** removing a cell" in bundle["text/markdown"]
+    assert "[proposed cell, removing a cell:" in bundle["text/plain"]
