@@ -8,6 +8,7 @@ import { cellBadgesPlugin } from './plugins/cell-badges';
 import { cellChangesPlugin } from './plugins/cell-changes';
 import { cellActionsPlugin } from './plugins/cell-actions';
 import { codeActionsPlugin } from './plugins/code-actions';
+import { connectionPlugin } from './plugins/connection';
 import { editCellPlugin } from './plugins/edit-cell';
 import { inlineCompletionPlugin } from './plugins/inline-completion';
 import { notebookContextPlugin } from './plugins/notebook-context';
@@ -17,6 +18,7 @@ import { runRendererPlugin } from './plugins/run-renderer';
 import { sidebarPlugin } from './plugins/sidebar';
 
 const plugins: JupyterFrontEndPlugin<any>[] = [
+  connectionPlugin,
   sidebarPlugin,
   runRendererPlugin,
   notebookRecoveryPlugin,

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 
 import { ISession, ISettledMessage, IStoredTurn } from '../api/contract';
 import { ChatModel } from '../model/chat';
+import { FollowerPool } from '../model/follower-pool';
 import { sortSessions } from '../model/sessions';
 import { recoveredAfterRestart, turnRows, withTurn } from '../model/turn-rows';
 import { FakeSocket, fakeClient, tick } from './fake-server';
@@ -90,5 +91,30 @@ test('an ended run becomes its stored turn from the settled message, the session
   assert.deepEqual(chat.session?.turns?.map(t => t.run_id), ['r1', 'r2']);
   assert.deepEqual(chat.rows[5], { kind: 'user', id: 'r2:user', text: 'count to 2' }, "the stored turn's user row");
   assert.equal(asked.filter(a => a.endsWith('/sessions/s')).length, readsBefore, 'the session was not read again');
+  chat.dispose();
+});
+
+test('the sidebar and a cell showing the same run share one follower and one stream', async () => {
+  FakeSocket.opened.length = 0;
+  const session = { session_id: 's', messages: [], turns: [], active_stream_id: 'r2', backend: 'demo' } as unknown as ISession;
+  const { client } = fakeClient(path =>
+    path.endsWith('/sessions/s') ? session : path.includes('/runs/') ? { run_id: 'r2', session_id: 's', status: 'running', last_seq: 0 } : {}
+  );
+  const followers = new FollowerPool(client, 20);
+  const cell = followers.acquire('r2', true);
+  const chat = new ChatModel({ client, followers, createWithFirstTurn: async () => ({ sessionId: 's', runId: 'r2' }) });
+  await chat.open('s');
+  await tick();
+  assert.equal(chat.runId, 'r2');
+  assert.equal(FakeSocket.opened.length, 1, 'one stream for the run');
+  FakeSocket.opened[0].send({
+    settled: true, run_id: 'r2', session_id: 's', status: 'completed', bundle: {}, user: null,
+    transcript: { run_id: 'r2', session_id: 's', status: 'completed', last_seq: 3, rows: [{ kind: 'assistant', id: 'r2:a:0', text: 'hi' }] }
+  });
+  await tick(20);
+  assert.deepEqual(chat.rows.map(r => r.id), ['r2:a:0']);
+  assert.equal(chat.runId, null);
+  assert.equal(cell.isDisposed, false, 'the cell still shows it');
+  followers.release(cell);
   chat.dispose();
 });

@@ -15,6 +15,7 @@ import { DisplayRow, IUserRow } from '../api/rows';
 import type { ICardActions } from '../components/cards/card-actions';
 import { withContinuable } from './continuable';
 import { AttachmentsModel } from './attachments';
+import type { FollowerPool } from './follower-pool';
 import { RunFollower } from './run-follower';
 import { recoveredAfterRestart, turnRows, withTurn } from './turn-rows';
 
@@ -26,6 +27,8 @@ export interface IChatModelOptions {
   createWithFirstTurn: (message: string, attachments?: IAttachment[]) => Promise<{ sessionId: string; runId: string }>;
   /** Called when a turn starts or settles (the list's streaming badge). */
   onActivity?: () => void;
+  /** The page's shared run followers (a cell showing the same run uses the same stream); else the chat makes its own. */
+  followers?: FollowerPool;
 }
 
 export class ChatModel implements IDisposable {
@@ -33,6 +36,7 @@ export class ChatModel implements IDisposable {
     this._client = options.client;
     this._createWithFirstTurn = options.createWithFirstTurn;
     this._onActivity = options.onActivity ?? (() => undefined);
+    this._followers = options.followers ?? null;
     this._client.reconnected.connect(this._onReconnected, this);
   }
 
@@ -343,11 +347,16 @@ export class ChatModel implements IDisposable {
   }
 
   private _follow(runId: string, pendingText: string | null, attachments: IAttachment[] = []): void {
-    const follower = new RunFollower({ client: this._client, runId });
+    const shared = this._followers;
+    const follower = shared ? shared.acquire(runId, true) : new RunFollower({ client: this._client, runId });
     this._pending = this._pendingRow(runId, pendingText, attachments);
     this._setFollower(follower);
     follower.changed.connect(this._onFollowerChanged, this);
-    void follower.start();
+    if (!shared) {
+      void follower.start();
+    } else if (follower.state === 'ended' || follower.state === 'failed') {
+      this._onFollowerChanged(follower); // another view of the run saw it end already
+    }
   }
 
   /** The user's turn while it is not settled, unless the session already shows it. */
@@ -400,8 +409,10 @@ export class ChatModel implements IDisposable {
   }
 
   private _setFollower(follower: RunFollower | null): void {
-    if (this._follower) {
-      this._follower.dispose();
+    const old = this._follower;
+    if (old) {
+      old.changed.disconnect(this._onFollowerChanged, this);
+      this._followers ? this._followers.release(old) : old.dispose();
     }
     this._follower = follower;
     if (!follower) {
@@ -438,6 +449,7 @@ export class ChatModel implements IDisposable {
   private _settled: DisplayRow[] = [];
   private _pending: IUserRow | null = null;
   private _follower: RunFollower | null = null;
+  private _followers: FollowerPool | null;
   private _rows: DisplayRow[] | null = null;
   private _loading = false;
   private _error: IPlainError | null = null;

@@ -18,6 +18,7 @@ import { MimeBundle, isFinalStatus } from '../api/contract';
 import { isUnfinishedRun, readRunPayload, settledBundle } from '../model/run-output';
 import { ServerRecovery } from '../model/server-recovery';
 import { sharedNotebookPath } from '../model/shared-notebook';
+import { IHermesConnection } from '../tokens';
 
 /**
  * Delays (ms) of the scans after a kernel restart: the server settles the runs
@@ -119,11 +120,9 @@ export const notebookRecoveryPlugin: JupyterFrontEndPlugin<void> = {
   id: 'hermes-jupyter:notebook-recovery',
   description: 'Rebuilds unfinished hermes outputs of open notebooks from the run journal.',
   autoStart: true,
-  requires: [INotebookTracker],
-  activate: (app: JupyterFrontEnd, tracker: INotebookTracker) => {
-    const recovery = new NotebookRecovery(
-      new HermesClient(app.serviceManager.serverSettings)
-    );
+  requires: [IHermesConnection, INotebookTracker],
+  activate: (_app: JupyterFrontEnd, connection: IHermesConnection, tracker: INotebookTracker) => {
+    const recovery = new NotebookRecovery(connection.client);
     tracker.forEach(panel => recovery.track(panel));
     tracker.widgetAdded.connect((_, panel) => recovery.track(panel));
   }

@@ -4,18 +4,18 @@
  *
  * It ranks ahead of the ipywidgets view (rank -10) that the same bundle
  * carries while streaming, so a reopened notebook never shows "model not found".
- * Every view of a run in this page shares one follower (`FollowerPool`).
+ * Every view of a run in this page, the sidebar's included, shares one follower
+ * (the connection's `FollowerPool`).
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 
-import { HermesClient } from '../api/client';
 import { RUN_MIME_TYPE } from '../api/contract';
-import { FollowerPool } from '../model/follower-pool';
 import { ServerRecovery } from '../model/server-recovery';
 import { collaborationOn } from '../model/shared-notebook';
+import { IHermesConnection } from '../tokens';
 import { RunOutputRenderer } from '../widgets/run-output';
 
 /** Our rank: below (preferred to) the ipywidgets view's -10. */
@@ -25,15 +25,15 @@ export const runRendererPlugin: JupyterFrontEndPlugin<void> = {
   id: 'hermes-jupyter:run-renderer',
   description: 'Renders hermes run outputs and re-attaches to live runs.',
   autoStart: true,
-  requires: [IRenderMimeRegistry],
+  requires: [IHermesConnection, IRenderMimeRegistry],
   optional: [INotebookTracker],
   activate: (
-    app: JupyterFrontEnd,
+    _app: JupyterFrontEnd,
+    connection: IHermesConnection,
     rendermime: IRenderMimeRegistry,
     tracker: INotebookTracker | null
   ) => {
-    const client = new HermesClient(app.serviceManager.serverSettings);
-    const followers = new FollowerPool(client);
+    const { client, followers } = connection;
     const recovery = new ServerRecovery(client);
     const panelOf = (renderer: RunOutputRenderer): NotebookPanel | null =>
       tracker?.find(panel => panel.node.contains(renderer.node)) ?? null;

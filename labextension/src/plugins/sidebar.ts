@@ -17,7 +17,6 @@ import { PageConfig } from '@jupyterlab/coreutils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
-import { HermesClient } from '../api/client';
 import { plainError } from '../api/plain-errors';
 import { ActiveNotebook, bindingOf } from '../model/active-notebook';
 import { sendToNotebook } from '../model/cell-turn';
@@ -25,7 +24,7 @@ import { ChatModel } from '../model/chat';
 import { followSessionRuns } from '../model/follow-session';
 import { followNotebookSession } from '../model/notebook-session';
 import { SessionsModel } from '../model/sessions';
-import { IHermesChat } from '../tokens';
+import { IHermesChat, IHermesConnection } from '../tokens';
 import { SidebarPanel } from '../widgets/sidebar-panel';
 import { focusComposer, focusNotebook, sidebarHasFocus } from './sidebar-focus';
 
@@ -39,20 +38,22 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IHermesChat> = {
   description: 'The Hermes chat sidebar.',
   autoStart: true,
   provides: IHermesChat,
-  requires: [IRenderMimeRegistry],
+  requires: [IHermesConnection, IRenderMimeRegistry],
   optional: [ILayoutRestorer, ICommandPalette, INotebookTracker],
   activate: (
     app: JupyterFrontEnd,
+    connection: IHermesConnection,
     rendermime: IRenderMimeRegistry,
     restorer: ILayoutRestorer | null,
     palette: ICommandPalette | null,
     notebooks: INotebookTracker | null
   ): IHermesChat => {
-    const client = new HermesClient(app.serviceManager.serverSettings);
+    const { client, followers } = connection;
     const sessions = new SessionsModel(client);
     const active = new ActiveNotebook(notebooks);
     const chat = new ChatModel({
       client,
+      followers,
       // a first message with no session selected starts one that sees the notebook in front
       createWithFirstTurn: (message, attachments) =>
         sessions.createWithFirstTurn(message, attachments, bindingOf(active.current)),
