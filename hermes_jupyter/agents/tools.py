@@ -194,9 +194,7 @@ class NotebookToolRegistry:
             if name == READ_NOTEBOOK:
                 return await self._read_notebook(args), False
             if name in CELL_TOOLS:
-                result = await self._cells.call(name, args, tool_call_id)
-                self.images.take(self._cells.last_outputs)
-                return result
+                return await self._cell_call(name, args, tool_call_id)
             if name in (RUN_CODE, PROPOSE_CELL) and self.autonomy == "ask":
                 raise ToolError(f"In Ask mode the agent only reads; {name} is not offered and nothing was run "
                                 "or proposed. The user can switch this conversation to Propose or Agent.")
@@ -216,6 +214,15 @@ class NotebookToolRegistry:
         except (ToolError, PermissionError) as exc:
             return str(exc), True
         return f"Unknown tool {name!r}.", True
+
+    async def _cell_call(self, name: str, args: dict[str, Any], tool_call_id: str | None) -> tuple[str, bool]:
+        """A cell tool; the kernel's refusals (busy, gone) say `applied: false` like the tool's own."""
+        try:
+            result = await self._cells.call(name, args, tool_call_id)
+        except (ToolError, PermissionError) as exc:
+            return f"applied: false\n{exc}", True
+        self.images.take(self._cells.last_outputs)
+        return result
 
     def _kernel(self) -> str:
         assert self.kernel_id is not None
