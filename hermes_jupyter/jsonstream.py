@@ -9,6 +9,12 @@ than `LONG_TEXT` chars under one of the `long_keys` of a list item (a long answe
 from many journal rows; any single row's strings are capped far below) is encoded slice by
 slice, so it is never materialised a second time as JSON.
 
+A list item may itself hold a long list under one of the `nested_keys` (a stored turn's `rows`):
+such an item is written key by key and that list like a top-level one, its items' `long_keys`
+texts sliced, so a turn of thousands of rows is never encoded in one call either. Items may be
+msgspec Structs (stored turns and their rows): each is turned into builtins only as its batch is
+encoded, so a session's typed rows never exist as a second, dict copy.
+
 `encode` hands a small object's JSON over whole, in one call: pieces cost a few buffers'
 worth of allocation and copying more, about 1 ms for a sidecar of a thousand messages
 (benchmarks/bench_core.py, recovery at 10k events), and a small JSON costs little memory.
@@ -16,8 +22,9 @@ worth of allocation and copying more, about 1 ms for a sidecar of a thousand mes
 
 from __future__ import annotations
 
-from typing import Any, Final, Iterator
+from typing import Any, Final, Iterable, Iterator
 
+import msgspec
 import orjson
 
 #: Encoded bytes gathered before a piece is handed on.
@@ -62,16 +69,19 @@ class _Buffer:
         return piece
 
 
-def encode(data: dict[str, Any], long_keys: tuple[str, ...] = ()) -> bytes | Iterator[bytes]:
+def encode(
+    data: dict[str, Any], long_keys: tuple[str, ...] = (), nested_keys: tuple[str, ...] = ()
+) -> bytes | Iterator[bytes]:
     """The JSON of `data`: whole if its estimate is within `WHOLE_BYTES`, else `iter_object`'s pieces."""
-    if _estimate(data, long_keys) <= WHOLE_BYTES:
+    if _estimate(data, long_keys, nested_keys) <= WHOLE_BYTES:
         return _dumps(data)
-    return iter_object(data, long_keys)
+    return iter_object(data, long_keys, nested_keys)
 
 
-def _estimate(data: dict[str, Any], long_keys: tuple[str, ...]) -> int:
+def _estimate(data: dict[str, Any], long_keys: tuple[str, ...], nested_keys: tuple[str, ...] = ()) -> int:
     """About how long the JSON of `data` is: its strings, the `long_keys` texts of its lists'
-    items and `ITEM_BYTES` an item (one pass per key, as `_long_items`). Stops past `WHOLE_BYTES`."""
+    items (and of their `nested_keys` lists' items) and `ITEM_BYTES` an item (one pass per key,
+    as `_long_items`). Stops past `WHOLE_BYTES`."""
     size = 0
     for value in data.values():
         if value.__class__ is str:
@@ -80,12 +90,24 @@ def _estimate(data: dict[str, Any], long_keys: tuple[str, ...]) -> int:
             size += ITEM_BYTES * len(value)
             for key in long_keys:
                 size += sum(_text_lengths(value, key))
+            for nested in _nested_lists(value, nested_keys):
+                size += _estimate({"": nested}, long_keys)
         if size > WHOLE_BYTES:
             break
     return size
 
 
-def iter_object(data: dict[str, Any], long_keys: tuple[str, ...] = ()) -> Iterator[bytes]:
+def _nested_lists(items: list[Any], nested_keys: tuple[str, ...]) -> Iterator[list[Any]]:
+    """The lists the items hold under `nested_keys` (one lookup per item and key)."""
+    for key in nested_keys:
+        for item in items:
+            if (inner := _get(item, key)).__class__ is list and inner:
+                yield inner
+
+
+def iter_object(
+    data: dict[str, Any], long_keys: tuple[str, ...] = (), nested_keys: tuple[str, ...] = ()
+) -> Iterator[bytes]:
     """The JSON of `data`, in pieces of about `FLUSH_BYTES` (an encoding error is raised mid-way).
 
     `long_keys`: the keys of list items whose strings may be long (texts joined from many
@@ -97,18 +119,19 @@ def iter_object(data: dict[str, Any], long_keys: tuple[str, ...] = ()) -> Iterat
         out.key(sep, key, b": ")
         sep = b",\n  "
         if isinstance(value, list) and value:
-            yield from _list(out, value, long_keys)
+            yield from _list(out, value, long_keys, nested_keys)
         else:
             out.add(value)
     out.raw(b"{}" if not data else b"\n}")
     yield out.take()
 
 
-def _list(out: _Buffer, items: list[Any], long_keys: tuple[str, ...]) -> Iterator[bytes]:
-    """`BATCH` items a line, each batch in one orjson call; an item with a long text alone, in slices."""
+def _list(out: _Buffer, items: list[Any], long_keys: tuple[str, ...], nested_keys: tuple[str, ...] = ()) -> Iterator[bytes]:
+    """`BATCH` items a line, each batch in one orjson call; an item with a long text (or a long nested
+    list) alone, in pieces."""
     sep = b"[\n    "
     start = 0
-    for at in (*_long_items(items, long_keys), len(items)):
+    for at in (*_long_items(items, long_keys, nested_keys), len(items)):
         for low in range(start, at, BATCH):  # the items before the next long one
             out.raw(sep)
             out.raw(memoryview(_dumps(items[low:min(low + BATCH, at)]))[1:-1])  # copied once, by the flush
@@ -118,39 +141,74 @@ def _list(out: _Buffer, items: list[Any], long_keys: tuple[str, ...]) -> Iterato
         if at < len(items):
             out.raw(sep)
             sep = b",\n    "
-            yield from _long_item(out, items[at])
+            yield from _long_item(out, items[at], long_keys, nested_keys)
         start = at + 1
     out.raw(b"\n  ]")
 
 
-def _long_items(items: list[Any], long_keys: tuple[str, ...]) -> list[int]:
-    """Where the items holding a long string under one of `long_keys` are (one pass per key)."""
+def _long_items(items: list[Any], long_keys: tuple[str, ...], nested_keys: tuple[str, ...] = ()) -> list[int]:
+    """Where the items holding a long string under one of `long_keys`, or a list of more than `BATCH`
+    items (or with a long string) under one of `nested_keys`, are (one pass per key)."""
     found: set[int] = set()
     for key in long_keys:
         found.update(at for at, length in enumerate(_text_lengths(items, key)) if length > LONG_TEXT)
+    for key in nested_keys:
+        for at, item in enumerate(items):
+            inner = _get(item, key)
+            if inner.__class__ is list and (len(inner) > BATCH or _long_items(inner, long_keys)):
+                found.add(at)
     return sorted(found)
 
 
 def _text_lengths(items: list[Any], key: str) -> Iterator[int]:
     """The length of each item's string under `key`, in order (0 for an item without one)."""
-    return (len(text) if item.__class__ is dict and (text := item.get(key)).__class__ is str else 0 for item in items)
+    return (len(text) if (text := _get(item, key)).__class__ is str else 0 for item in items)
+
+
+def _get(item: Any, key: str) -> Any:
+    """`item[key]` of a dict, the field of a Struct, else None."""
+    if item.__class__ is dict:
+        return item.get(key)
+    return getattr(item, key, None) if isinstance(item, msgspec.Struct) else None
+
+
+def _members(item: Any) -> Iterable[tuple[str, Any]]:
+    """A dict's items, or a Struct's fields as its JSON has them (its tag first)."""
+    if not isinstance(item, msgspec.Struct):
+        return item.items()  # type: ignore[no-any-return]
+    config = item.__struct_config__
+    fields = [(name, getattr(item, name)) for name in item.__struct_fields__]
+    return [(str(config.tag_field), config.tag), *fields] if config.tag_field is not None else fields
+
+
+def _default(value: Any) -> Any:
+    """What orjson cannot encode itself: a Struct as builtins (row by row), anything else as its `str`."""
+    if isinstance(value, msgspec.Struct):
+        return msgspec.to_builtins(value)
+    return str(value)
 
 
 def _dumps(value: Any) -> bytes:
     """Compact JSON; values JSON has no type for are written as their `str` (what sidecars always did)."""
-    return orjson.dumps(value, default=str)
+    return orjson.dumps(value, default=_default)
 
 
 def _is_long(value: Any) -> bool:
     return value.__class__ is str and len(value) > LONG_TEXT
 
 
-def _long_item(out: _Buffer, item: dict[str, Any]) -> Iterator[bytes]:
-    """A list item holding a long string: its other values whole, the string slice by slice."""
+def _long_item(
+    out: _Buffer, item: dict[str, Any], long_keys: tuple[str, ...] = (), nested_keys: tuple[str, ...] = ()
+) -> Iterator[bytes]:
+    """A list item holding a long string: its other values whole, the string slice by slice; a list
+    under one of `nested_keys` as `_list` writes one."""
     sep = b"{"
-    for key, value in item.items():
+    for key, value in _members(item):
         out.key(sep, key, b":")
         sep = b","
+        if key in nested_keys and value.__class__ is list and value:
+            yield from _list(out, value, long_keys)
+            continue
         if not _is_long(value):
             out.add(value)
             continue

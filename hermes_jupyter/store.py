@@ -33,7 +33,9 @@ log = logging.getLogger(__name__)
 
 INDEX_NAME = "_index.json"
 #: Message keys whose text may be long (joined from many journal rows): the sidecar writes them in slices.
-LONG_TEXT_KEYS = ("content", "reasoning")
+LONG_TEXT_KEYS = ("content", "reasoning", "text")
+#: List keys of list items that may be long (a stored turn's rows): the sidecar writes them in pieces too.
+NESTED_LIST_KEYS = ("rows",)
 #: Seconds a changed index may wait before it is written (it is a cache, rebuilt from sidecars).
 INDEX_WRITE_DELAY_S = 0.5
 
@@ -93,10 +95,14 @@ class Session:
     turns: list[StoredTurn] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        """A shallow mapping for serialization (no deep copy: sidecars can hold long transcripts)."""
+    def to_json(self, *, typed: bool = False) -> dict[str, Any]:
+        """A shallow mapping for serialization (no deep copy: sidecars can hold long transcripts).
+
+        `typed` leaves the stored turns as Structs (the sidecar writer encodes them row by row).
+        """
         data = {f.name: getattr(self, f.name) for f in _FIELDS}
-        data["turns"] = msgspec.to_builtins(self.turns)
+        if not typed:
+            data["turns"] = msgspec.to_builtins(self.turns)
         data["message_count"] = len(self.messages)
         return {**self.extra, **data}
 
@@ -258,12 +264,12 @@ class SessionStore:
         the next read is the sidecar as it still is on disk) and the error propagates.
         """
         validate_id(session.session_id, "session id")
-        data = session.to_json()
+        data = session.to_json(typed=True)
         if touch:
             data["updated_at"] = time.time()
         path = self.path(session.session_id)
         try:
-            atomic_write(path, encode(data, LONG_TEXT_KEYS))  # a long one is encoded as it is written
+            atomic_write(path, encode(data, LONG_TEXT_KEYS, NESTED_LIST_KEYS))  # a long one is encoded as it is written
         except BaseException:
             self._cache.pop(session.session_id, None)
             raise

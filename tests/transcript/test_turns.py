@@ -165,3 +165,25 @@ def test_a_crashed_turn_is_stored_with_the_marker_recovery_wrote(hermes_core: An
     assert turn["status"] == "interrupted" and turn["user"]["recovered"] is True
     assert turn["rows"][0] == {"kind": "assistant", "id": "stream_1:a:0", "text": "partial words"}
     assert turn["rows"][-1]["text"] == marker["content"] and turn["rows"][-1]["cause"] == "server_restart"
+
+
+def test_a_long_stored_turn_is_written_row_by_row_and_read_back_equal(tmp_path: Path) -> None:
+    from hermes_jupyter import jsonstream
+    from hermes_jupyter.store import LONG_TEXT_KEYS, NESTED_LIST_KEYS, SessionStore
+
+    long_text = "word " * (jsonstream.LONG_TEXT // 4)  # longer than one slice
+    rows = msgspec.convert([{"kind": "assistant", "id": f"r1:a:{n}", "text": f"part {n}"} for n in range(500)]
+                           + [{"kind": "assistant", "id": "r1:a:500", "text": long_text}], list[Row])
+    turn = turn_of(Transcript(run_id="r1", session_id="big", status="completed", rows=rows), None)
+    session = Session("big", messages=[{"role": "user", "content": "x" * (jsonstream.WHOLE_BYTES + 1)}], turns=[turn])
+    pieces = jsonstream.encode(session.to_json(typed=True), LONG_TEXT_KEYS, NESTED_LIST_KEYS)
+    assert not isinstance(pieces, bytes)  # a long session is written in pieces
+    written = b"".join(pieces)
+    assert written[written.index(b'"turns"'):].count(b"\n") > 500 // jsonstream.BATCH  # rows a batch a line
+    assert orjson.loads(written)["turns"] == session.to_json()["turns"]
+    store = SessionStore(tmp_path / "sessions")
+    try:
+        store.save(session)
+        assert store.load("big", use_cache=False).turns == [turn]
+    finally:
+        store.close()
