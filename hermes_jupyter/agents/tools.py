@@ -237,7 +237,8 @@ class NotebookToolRegistry:
         if not isinstance(start, int) or start < 0:
             raise ToolError("start must be a cell index (an integer ≥ 0).")
         api_path, notebook = await self._tools.access.read_notebook(path)
-        self.images.take(output for cell in (notebook.get("cells") or [])[start:] for output in cell.get("outputs") or [])
+        cells = (notebook.get("cells") or [])[start:]
+        self.images.take(output for cell in cells for output in cell.get("outputs") or [])
         return format_notebook(
             api_path, notebook, start=start, bound_cell=self.cell_id if path == self.notebook_path else None,
             max_chars=self._tools.max_result_chars, max_piece_chars=self._tools.max_output_chars,

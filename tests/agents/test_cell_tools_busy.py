@@ -60,7 +60,8 @@ def _registry(root: Path, km: AsyncKernelManager | None, sink: RecordingSink, ru
     access = ServerNotebookAccess(ContentsNotebooks(contents, str(root)), KernelAccess(known.__getitem__))
     tools = NotebookTools(access=wrap(access), broker=ApprovalBroker(), editor=NotebookEditor(contents, str(root)),
                           approval_timeout=0.5, run_timeout=20)
-    request = TurnRequest(session_id="s1", run_id=run_id, message="hi", history=[], autonomy=autonomy,  # type: ignore[arg-type]
+    request = TurnRequest(session_id="s1", run_id=run_id, message="hi", history=[],
+                          autonomy=autonomy,  # type: ignore[arg-type]
                           notebook=NotebookBinding(notebook_path=NOTEBOOK, kernel_id="k1"))
     return tools(request, sink)
 
@@ -80,7 +81,8 @@ async def test_a_busy_kernel_without_subshells_refuses_run_cell_before_asking(
         text, is_error = await registry.call("run_cell", {"cell_id": "c1"})
     finally:
         no_subshells.execution_state = "idle"  # type: ignore[attr-defined]
-    assert is_error and text.startswith("applied: false\nThe kernel is busy running a cell") and "Nothing was run" in text
+    assert is_error and text.startswith("applied: false\nThe kernel is busy running a cell")
+    assert "Nothing was run" in text
     assert sink.events == [] and _outputs(tmp_path) == []
     await cell.finished()
     assert not (tmp_path / "ran.txt").exists()
