@@ -68,6 +68,14 @@ test('after an Undo that met an edit, the cell says it was left as it is and off
   assert.doesNotMatch(out, /data-hermes-action="(undo|keep|undo-all|keep-all)"/);
 });
 
+test('an undone cell says so and no longer shows the change it took back', () => {
+  const out = html(
+    <CardActions.Provider value={{ cellChanges: fakeActions('undone') }}><CellChangeCard group={turn()} /></CardActions.Provider>
+  );
+  assert.match(out, /data-hermes-review="undone"[^]*Undone: the cell is back as it was before this turn\./);
+  assert.doesNotMatch(out, /data-hermes-diff|Ran \[4\]/);
+});
+
 test('without actions (no notebook support loaded) the card only displays', () => {
   const out = html(<CellChangeCard group={turn()} />);
   assert.match(out, /data-hermes-cell-change="c1"/);

@@ -158,8 +158,8 @@ function CellItem(props: {
           {reviewWords(review)}
         </div>
       )}
-      <SourceDiff cell={cell} />
-      {ran && <div className="jp-HermesCellChange-run">{ran}</div>}
+      {review !== 'undone' && <SourceDiff cell={cell} />}
+      {ran && review !== 'undone' && <div className="jp-HermesCellChange-run">{ran}</div>}
       {cell.refused.map((r, i) => (
         <div key={i} className="jp-HermesCellChange-refused">
           Not done: {r.why}
