@@ -24,6 +24,7 @@ from ..notebook.cell_edits import CellChange, Provenance, source_text
 from ..redact_run import RunRedactor
 from .approvals import ALLOWING, APPROVAL_OPTIONS, TURN_OPTIONS, ApprovalBroker, ApprovalRequest
 from .base import EventSink, TurnRequest
+from .output_text import format_output
 from .propose import ProposalError, proposal_payload
 
 INSERT_CELL: Final = "insert_cell"
@@ -290,8 +291,6 @@ def describe_change(change: CellChange) -> str:
 
 def describe_run(change: CellChange, status: str, outputs: list[dict[str, Any]], limits: CellLimits) -> str:
     """A run_cell result: whether its outputs are in the cell, the execution count, then the outputs as text."""
-    from .tools import format_output  # tools.py imports this module
-
     if not change.applied:
         return (f"applied: false\nThe cell ran, but its outputs could not be written to cell_id={change.cell_id}: "
                 f"{change.why or 'unknown reason'}")
