@@ -14,7 +14,7 @@ import orjson
 
 from .. import events
 from ..events import JournalRow
-from ..fsio import ensure_dir
+from ..fsio import ensure_dir, fsync_dir
 from ..ids import validate_id
 from . import files
 from ..fsio import DEFAULT_CAPS
@@ -162,6 +162,10 @@ class RunJournal:
         self._mid = f',"run_id":"{run_id}","session_id":"{session_id}","event":"'.encode()
         #: Per event name: the checked name's bytes up to `created_at` (built once per name).
         self._event_parts: dict[str, bytes] = {}
+        #: Folders whose new entries (this journal, its session's folder) still need an fsync. Under the
+        #: batch policy it follows with the first rows' fsync instead of holding up a run's admission
+        #: and so its first token (docs/journal.md, "Durability").
+        self._unsynced_folders: list[Path] = []
         self._fd = self._open()
         try:
             self.last_seq, torn = _scan_tail(self._fd, session_id, run_id, max_line)
@@ -178,9 +182,15 @@ class RunJournal:
         A sealed run is never reopened: its `.gz` is the record, and lines appended to a new
         `.jsonl` beside it would be read by nobody.
         """
-        if not self.path.parent.is_symlink():  # a linked folder is refused (RefusedJournal) just below
-            ensure_dir(self.path.parent)
-        dir_fd = files.open_folder(self.path.parent)
+        deferred = self.durability == "batch"
+        folder = self.path.parent
+        if not folder.is_symlink():  # a linked folder is refused (RefusedJournal) just below
+            if deferred and folder.parent.is_dir() and not os.path.lexists(folder):
+                os.mkdir(folder)  # a session's first run: its folder's entry is fsynced with the first rows
+                self._unsynced_folders.append(folder.parent)
+            else:
+                ensure_dir(folder)
+        dir_fd = files.open_folder(folder)
         try:
             existed = files.exists_in(dir_fd, self.path.name)
             fd = files.open_in(dir_fd, self.path.name, os.O_RDWR | os.O_APPEND | os.O_CREAT)
@@ -192,11 +202,19 @@ class RunJournal:
             if files.exists_in(dir_fd, self.path.name + ".gz"):
                 os.close(fd)
                 raise JournalBusy(f"journal {self.path} is sealed; a finished run takes no more events")
-            if not existed:
+            if not existed and deferred:
+                self._unsynced_folders.append(folder)
+            elif not existed:
                 os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
         return fd
+
+    def _sync_folders_locked(self) -> None:
+        """Fsync the folders whose new entries are not on stable storage yet (the caller holds `_sync_lock`)."""
+        while self._unsynced_folders:
+            fsync_dir(self._unsynced_folders[0])
+            self._unsynced_folders.pop(0)
 
     @property
     def closed(self) -> bool:
@@ -234,6 +252,9 @@ class RunJournal:
         if state is not None or self.durability == "every":
             os.fsync(fd)
             self._synced_seq = seq
+            if self._unsynced_folders:
+                with self._sync_lock:
+                    self._sync_folders_locked()
         elif not self._dirty and self.durability == "batch":
             self._dirty = True
             self._committer.mark(self)  # type: ignore[union-attr]  # checked in __init__
@@ -252,6 +273,7 @@ class RunJournal:
         with self._sync_lock:
             self._dirty = False  # before the fsync: a write after this point marks again
             seq = self.last_seq
+            self._sync_folders_locked()
             if self._fd >= 0 and seq != self._synced_seq:
                 os.fsync(self._fd)
                 self._synced_seq = seq
@@ -263,6 +285,7 @@ class RunJournal:
             try:
                 if self._synced_seq != self.last_seq:
                     os.fsync(self._fd)
+                self._sync_folders_locked()
             finally:
                 os.close(self._fd)  # closing releases the flock
                 self._fd = -1
