@@ -48,7 +48,8 @@ export const CellChangeCard = React.memo(function CellChangeCard(props: { group:
     act(key, async () => (await actions!.keep(group.run_id, cellIds), null));
   const where = group.cells[0]?.path;
   return (
-    <section
+    <div
+      role="group"
       className="jp-HermesCellChanges"
       data-testid="hermes-cell-changes"
       data-hermes-cell-changes={group.run_id}
@@ -108,7 +109,7 @@ export const CellChangeCard = React.memo(function CellChangeCard(props: { group:
       )}
       {actions && <Rewind actions={actions} runId={group.run_id} disabled={busy !== null} onRewind={() =>
         act('rewind', async () => undoAnswerWords(await actions.rewind(group.run_id)))} />}
-    </section>
+    </div>
   );
 }, sameGroup);
 
