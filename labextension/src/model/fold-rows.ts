@@ -113,7 +113,7 @@ export function clarifyRow(runId: string, row: IJournalRow): IClarifyRow {
   };
 }
 
-const ACTIONS: ReadonlySet<unknown> = new Set(['insert_below', 'insert_end', 'replace']);
+const ACTIONS: ReadonlySet<unknown> = new Set(['insert_below', 'insert_end', 'replace', 'delete']);
 
 /** A proposed cell as the journal has it: always pending (the server keeps the decision apart). */
 export function proposalRow(runId: string, row: IJournalRow): IProposalRow {

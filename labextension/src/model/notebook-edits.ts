@@ -1,6 +1,6 @@
 /**
- * The two edits Hermes makes to an open notebook, always on the user's click:
- * insert a cell, or replace a cell's source. Both go through the notebook's
+ * The edits Hermes makes to an open notebook on the user's click (an accepted
+ * proposal): insert a cell, replace a cell's source, or delete a cell. All go through the notebook's
  * shared model (so they reach collaborators and the undo history) and neither
  * executes anything: an inserted code cell has no outputs and no execution count.
  */
@@ -28,6 +28,16 @@ export function replaceSource(panel: NotebookPanel, cellId: string, source: stri
   }
   panel.content.model!.sharedModel.cells[index].setSource(source);
   panel.content.activeCellIndex = index;
+  return true;
+}
+
+/** Delete the cell with this id (a proposed deletion the user accepted); false when there is no such cell. */
+export function deleteCell(panel: NotebookPanel, cellId: string): boolean {
+  const index = cellIndex(panel, cellId);
+  if (index < 0) {
+    return false;
+  }
+  panel.content.model!.sharedModel.deleteCell(index);
   return true;
 }
 

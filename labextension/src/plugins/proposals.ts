@@ -17,7 +17,7 @@ import React from 'react';
 import type { IAnsweredBy, IProposalRow, ProposalStatus } from '../api/rows';
 import type { IProposalActions } from '../components/cards/proposal-actions';
 import { ProposalView } from '../components/cards/proposal-card';
-import { cellIndex, insertCell, replaceSource } from '../model/notebook-edits';
+import { cellIndex, deleteCell, insertCell, replaceSource } from '../model/notebook-edits';
 import { IHermesChat } from '../tokens';
 
 export const proposalsPlugin: JupyterFrontEndPlugin<void> = {
@@ -81,6 +81,8 @@ class NotebookProposals implements IProposalActions {
     await this._decide(row, 'accepted');
     if (row.action === 'replace') {
       replaceSource(panel, row.cell_id!, row.source);
+    } else if (row.action === 'delete') {
+      deleteCell(panel, row.cell_id!);
     } else {
       insertCell(panel, row.action === 'insert_end' ? at : at + 1, row.cell_type, row.source);
     }

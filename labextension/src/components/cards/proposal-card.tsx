@@ -18,15 +18,22 @@ const STATUS_WORDS: { [status in ProposalStatus]: string } = {
   rejected: 'the notebook was left as it was.'
 };
 
-/** "Accepted by alice: the cell is in the notebook (not run)." */
-export function proposalStatusWords(status: ProposalStatus, by: IAnsweredBy | null): string {
-  return status === 'pending' ? STATUS_WORDS.pending : `${answerWords(status, by)}: ${STATUS_WORDS[status]}`;
+/** "Accepted by alice: the cell is in the notebook (not run)." (a deletion: "the cell was deleted.") */
+export function proposalStatusWords(status: ProposalStatus, by: IAnsweredBy | null, deletes = false): string {
+  if (status === 'pending') {
+    return STATUS_WORDS.pending;
+  }
+  const what = deletes && status === 'accepted' ? 'the cell was deleted from the notebook.' : STATUS_WORDS[status];
+  return `${answerWords(status, by)}: ${what}`;
 }
 
 export function proposalWhere(row: IProposalRow): string {
   const kind = row.cell_type === 'markdown' ? 'markdown cell' : 'code cell';
   if (row.action === 'replace') {
     return `New source for a ${kind}`;
+  }
+  if (row.action === 'delete') {
+    return `Delete a ${kind}`;
   }
   return row.action === 'insert_below' ? `New ${kind} below the cell` : `New ${kind} at the end`;
 }
@@ -77,8 +84,10 @@ export function ProposalView(props: { row: IProposalRow; actions: IProposalActio
             className="jp-Button jp-mod-accept jp-mod-styled"
             data-testid="hermes-proposal-accept"
             disabled={busy || !actions || !target}
-            title={target ? `Put this cell into ${target}; it is not run` : 'Open the notebook to accept this cell'}
-            aria-label={`Accept the proposed cell${target ? ` into ${target}` : ''}`}
+            title={!target ? 'Open the notebook to accept this cell' : row.action === 'delete'
+              ? `Delete this cell from ${target}` : `Put this cell into ${target}; it is not run`}
+            aria-label={row.action === 'delete' ? `Accept deleting the cell${target ? ` from ${target}` : ''}`
+              : `Accept the proposed cell${target ? ` into ${target}` : ''}`}
             onClick={() => void decide('accept')}
           >
             Accept
@@ -99,7 +108,7 @@ export function ProposalView(props: { row: IProposalRow; actions: IProposalActio
         </div>
       ) : (
         <div className="jp-HermesProposal-status" data-testid="hermes-proposal-status">
-          {proposalStatusWords(status, by)}
+          {proposalStatusWords(status, by, row.action === 'delete')}
         </div>
       )}
       {problem && (
@@ -114,9 +123,11 @@ export function ProposalView(props: { row: IProposalRow; actions: IProposalActio
 function ProposalPreview(props: { row: IProposalRow }): JSX.Element {
   const { row } = props;
   const lines =
-    row.action === 'replace' && row.old_source !== null
-      ? lineDiff(row.old_source, row.source)
-      : row.source.split('\n').map(text => ({ op: 'add' as const, text }));
+    row.action === 'delete'
+      ? (row.old_source ?? '').split('\n').map(text => ({ op: 'remove' as const, text }))
+      : row.action === 'replace' && row.old_source !== null
+        ? lineDiff(row.old_source, row.source)
+        : row.source.split('\n').map(text => ({ op: 'add' as const, text }));
   return (
     <pre className="jp-HermesProposal-diff" data-testid="hermes-proposal-diff" tabIndex={0}>
       {lines.map((line, i) => (
