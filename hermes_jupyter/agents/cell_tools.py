@@ -248,6 +248,9 @@ class CellTools:
         if cell.get("cell_type", "code") != "code":
             raise Refused(f"Cell {cell_id} is a {cell.get('cell_type')} cell; only code cells run.")
         source = source_text(cell.get("source"))
+        if asks_hermes(source):
+            raise Refused(f"Cell {cell_id} is a %hermes cell: running it would ask the agent again, so run_cell "
+                          "does not run it. Nothing was run.")
         await self._runner.ready_to_run(self.kernel_id)
         approved_by = await self._gate.allow(source, f"Run cell {cell_id} of {self.path} in its kernel")
         if approved_by is None:
@@ -332,6 +335,11 @@ def _redact_output(output: dict[str, Any], redactor: RunRedactor) -> dict[str, A
         return redactor.value(output)  # type: ignore[no-any-return]
     data = {k: (v if k.startswith("image/") else redactor.value(v)) for k, v in output["data"].items()}
     return {**output, "data": data}
+
+
+def asks_hermes(source: str) -> bool:
+    """Whether the cell runs the %hermes / %%hermes magic (a turn of the agent), on any line."""
+    return any(line.lstrip().startswith(("%%hermes", "%hermes")) for line in source.splitlines())
 
 
 def _cell_id(args: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ from ..redact import Redactor
 from ..redact_run import RunRedactor
 from .approvals import ApprovalBroker
 from .base import EventSink, TurnRequest
-from .cell_tools import CELL_TOOLS, CellEditor, CellLimits, CellTools, RunGate, cell_schemas, offered
+from .cell_tools import CELL_TOOLS, CellEditor, CellLimits, CellTools, RunGate, asks_hermes, cell_schemas, offered
 from .propose import PROPOSE_CELL, propose_cell, propose_schema
 from .output_text import format_notebook, format_output, truncate
 from .tool_images import ImageParts
@@ -260,6 +260,9 @@ class NotebookToolRegistry:
             raise ToolError("run_code needs some code.")
         if len(code) > self._tools.max_code_chars:
             raise ToolError(f"The code is {len(code)} characters long; run_code accepts at most {self._tools.max_code_chars}.")
+        if asks_hermes(code):
+            raise ToolError("That code runs the %hermes magic, which would ask the agent again; run_code does not "
+                            "run it. Nothing was run.")
         await self._tools.access.ready_to_run(self._kernel())  # refuse before asking, not after
         where = f" of {self.notebook_path}" if self.notebook_path else ""
         if await self._gate.allow(code, f"Run this code in the kernel{where}") is None:

@@ -233,6 +233,18 @@ async def test_agent_auto_runs_without_asking_and_a_plot_comes_back_as_an_image(
     assert "(an image: image/png " in text and len(registry.images.urls) == 1
 
 
+async def test_run_cell_never_runs_a_hermes_cell(root: Path, kernel: AsyncKernelManager) -> None:
+    """Running the %%hermes cell a turn came from would start another turn of the agent, from itself."""
+    sink = RecordingSink()
+    registry = _registry(_tools(root, kernel), sink, "agent_auto", run_id="run-magic")
+    await registry.call("edit_cell", {"cell_id": "total", "source": "%%hermes\nsummarise the data"})
+    text, is_error = await registry.call("run_cell", {"cell_id": "total"})
+    assert is_error and "is a %hermes cell" in text and "Nothing was run" in text
+    assert [c["action"] for c in sink.payloads("cell_change")] == ["edit"] and _cells(root)[1]["outputs"] == []
+    text, is_error = await registry.call("run_code", {"code": "%%hermes --new\nhello"})
+    assert is_error and "%hermes magic" in text and sink.payloads("approval") == []
+
+
 async def test_a_run_error_is_applied_and_read_without_ansi(root: Path, kernel: AsyncKernelManager) -> None:
     sink = RecordingSink()
     registry = _registry(_tools(root, kernel), sink, "agent_auto", run_id="run-error")
