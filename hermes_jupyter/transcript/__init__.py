@@ -1,5 +1,6 @@
-"""A run's transcript: typed rows (`rows`), the one streaming fold (`fold`), and the merge into a
-session (`merge`); `context` keeps the model-facing history in step. See docs/transcript.md."""
+"""A run's transcript: typed rows (`rows`), the one streaming fold (`fold`), the settled turns a
+session stores (`turns`; `old_turns` reads sidecars written before them), and the merge into a
+session's messages (`merge`); `context` keeps the model-facing history in step. See docs/transcript.md."""
 
 from __future__ import annotations
 
