@@ -16,8 +16,8 @@ from ..agents.answered import answered_by_of
 from ..events import RunStatus
 from .context import cut_args
 from .rows import (
-    ApprovalRow, AssistantRow, CardStatus, ClarifyRow, MarkerRow, NoteRow, PlanItem, PlanRow, ProposalRow, ReasoningRow, Row,
-    ToolRow, row_id,
+    PROPOSAL_ACTIONS, ApprovalRow, AssistantRow, CardStatus, ClarifyRow, MarkerRow, NoteRow, PlanItem, PlanRow, ProposalRow,
+    ReasoningRow, Row, ToolRow, row_id,
 )
 from .turns import RetryState, StoredTurn, user_row
 
@@ -138,7 +138,7 @@ def _card_row(run_id: str, card: Mapping[str, Any]) -> Row | None:
     if kind == "proposal":
         return ProposalRow(
             id=row_id(run_id, "proposal", tid), proposal_id=tid,
-            action=card["action"] if card.get("action") in ("insert_below", "insert_end", "replace") else "insert_end",
+            action=card["action"] if card.get("action") in PROPOSAL_ACTIONS else "insert_end",
             cell_id=_str(card.get("cell_id")), cell_type="markdown" if card.get("cell_type") == "markdown" else "code",
             source=_str(card.get("source")) or "", old_source=_str(card.get("old_source")),
             status=card["status"] if card.get("status") in ("accepted", "rejected") else "pending", answered_by=by,
