@@ -150,7 +150,7 @@ class NotebookToolRegistry:
                  if self.notebook_path else "")
         schemas = [_schema(
             READ_NOTEBOOK,
-            "Read a notebook's cells (source) and their outputs, as last saved. Paths are relative to the "
+            "Read a notebook's cells (source) and their outputs. Paths are relative to the "
             "Jupyter server's root directory." + bound,
             {"path": {"type": "string", "description": "Notebook path, e.g. analysis/report.ipynb."},
              "start": {"type": "integer", "description": "Index of the first cell to show (default 0)."}},

@@ -36,6 +36,7 @@ from ..agents.sandbox import PathEscape, api_path
 from ..agents.tools import CodeRun, NotebookTools, ToolError
 from ..redact import Redactor
 from .kernel_run import run_in_kernel
+from .rooms import RoomUnavailable, SharedNotebooks
 from .kernel_subshell import close_subshell, has_subshells, open_subshell, send_execute
 
 #: Seconds an introspection request may take (it queues behind a running cell).
@@ -173,11 +174,14 @@ def _probe_expression(args: dict[str, Any]) -> str:
 
 
 class ContentsNotebooks:
-    """Read notebooks through a contents manager, by paths confined to `root_dir`."""
+    """Read notebooks by paths confined to `root_dir`: the live document of a collaboration room holding one
+    (what people see now, the agent's own changes included: the room saves the file later), else the file
+    through the contents manager."""
 
-    def __init__(self, contents_manager: Any, root_dir: str) -> None:
+    def __init__(self, contents_manager: Any, root_dir: str, rooms: SharedNotebooks | None = None) -> None:
         self.contents_manager = contents_manager
         self.root_dir = root_dir
+        self.rooms = rooms
 
     async def read_notebook(self, path: str) -> tuple[str, dict[str, Any]]:
         try:
@@ -186,11 +190,25 @@ class ContentsNotebooks:
             raise ToolError(f"Refused: {exc}.") from exc
         if not target.endswith(".ipynb"):
             raise ToolError(f"{target or '/'} is not a notebook (.ipynb).")
+        live = await self._room_copy(target)
+        if live is not None:
+            return target, live
         try:
             model = await ensure_async(self.contents_manager.get(target, content=True, type="notebook"))
         except web.HTTPError as exc:
             raise ToolError(f"Cannot read {target}: {exc.log_message or exc.reason or exc.status_code}.") from exc
         return target, dict(model["content"])
+
+
+    async def _room_copy(self, target: str) -> dict[str, Any] | None:
+        """The notebook as its room holds it now, or None (no room, or unreachable: then the file is read)."""
+        if self.rooms is None:
+            return None
+        try:
+            doc = await self.rooms.document(target)
+        except RoomUnavailable:
+            return None
+        return dict(doc.get()) if doc is not None else None
 
 
 class KernelAccess:
@@ -372,7 +390,7 @@ def make_tools_factory(
     """The notebook tools over this server's contents and kernel managers (a `ToolsFactory`); cells are
     changed only through `editor` (notebook_editor.py)."""
     contents = ContentsNotebooks(serverapp.contents_manager, getattr(serverapp.contents_manager, "root_dir", None)
-                                 or serverapp.root_dir)
+                                 or serverapp.root_dir, getattr(editor, "rooms", None))
     kernels = KernelAccess(serverapp.kernel_manager.get_kernel)
     access = ServerNotebookAccess(contents, kernels)
     return NotebookTools(access=access, broker=broker, parent=parent, redactor=redactor, editor=editor)
