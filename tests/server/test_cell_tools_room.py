@@ -6,17 +6,22 @@ from __future__ import annotations
 import asyncio
 import copy
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import nbformat
+import nbformat.v4
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
 
 from hermes_jupyter.agents.approvals import ApprovalBroker
 from hermes_jupyter.agents.base import NotebookBinding, TurnRequest
 from hermes_jupyter.server.notebook_access import make_tools_factory
 
 from ..fakes.recording_sink import RecordingSink
+
+write_notebook: Callable[..., Any] = nbformat.write
+new_notebook: Callable[..., Any] = nbformat.v4.new_notebook
+new_code_cell: Callable[..., Any] = nbformat.v4.new_code_cell
 
 pytest.importorskip("jupyter_server_ydoc", reason="jupyter-collaboration (the test extra) is not installed")
 
@@ -30,7 +35,7 @@ def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_read_notebook_reads_the_rooms_live_document(hermes: Any, jp_serverapp: Any, jp_root_dir: Path) -> None:
-    nbformat.write(new_notebook(cells=[new_code_cell("a = 1", id="c1")]), jp_root_dir / "nb.ipynb")
+    write_notebook(new_notebook(cells=[new_code_cell("a = 1", id="c1")]), jp_root_dir / "nb.ipynb")
     saved = (jp_root_dir / "nb.ipynb").read_text()
     ydoc_app = next(iter(jp_serverapp.extension_manager.extension_apps["jupyter_server_ydoc"]))
     room = await ydoc_app.get_document(path="nb.ipynb", content_type="notebook", file_format="json", copy=False,
