@@ -23,7 +23,7 @@ MAX_IMAGE_CHARS: Final = 2_000_000
 #: Model names that read images, when `OpenAIAgent.send_images` is `auto` (a name heuristic: a model
 #: not listed gets descriptions only; set send_images to `always` or `never` to decide it yourself).
 VISION_MODEL_RE: Final = re.compile(
-    r"gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-5|\bo[134]\b|o[134]-|claude|gemini|pixtral|llava|vision|[-_]vl\b|[-_]vl[-_]"
+    r"gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-5|\bo[134]\b|claude|gemini|pixtral|llava|vision|[-_]vl\b|[-_]vl[-_]"
     r"|qwen2\.5-vl|llama-4|gemma-3|minicpm-v|moondream",
     re.IGNORECASE,
 )

@@ -277,6 +277,16 @@ class _PlotTools:
         return "[display_data] <Figure> (an image: image/png 2×1)", False
 
 
+@pytest.mark.parametrize(("model", "reads"), [
+    ("gpt-4o-mini", True), ("o4-mini", True), ("openai/gpt-5", True), ("claude-3-5-sonnet", True),
+    ("Qwen2.5-VL-7B-Instruct", True), ("gemma-3-4b-it", True), ("llama3.1-8b", False), ("mistral-7b", False),
+    ("phi3-mini", False), ("stub-model", False),
+])
+def test_auto_decides_by_the_models_name(model: str, reads: bool) -> None:
+    from hermes_jupyter.agents.tool_images import takes_images
+    assert takes_images(model, "auto") is reads
+
+
 @pytest.mark.parametrize(("model", "setting", "sent"), [
     ("stub-model", "auto", False), ("gpt-4o-mini", "auto", True), ("stub-model", "always", True),
     ("gpt-4o", "never", False),
