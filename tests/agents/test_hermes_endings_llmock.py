@@ -24,7 +24,7 @@ from tests.agents.hermes_fixtures import run_hermes_turn, write_hermes_home
 from tests.fakes.recording_sink import RecordingSink
 
 pytest.importorskip("llmock.testing")
-from llmock.scenarios import Match, Reply, SlowFirstToken  # noqa: E402
+from llmock.scenarios import Fail, Match, Reply, SlowFirstToken  # noqa: E402
 
 MODEL = "gpt-4o-mini"
 KEPT = "Once upon a time there was a friendly dragon named E"
@@ -167,3 +167,14 @@ def test_continue_after_a_length_stop_shows_only_the_rest(hermes_python: Path, t
     assert result.outcome == "completed" and sink.text() == result.final_text == REST
     chat = [r for r in mock.requests if r.method == "POST"][-1]
     assert chat.body["messages"][-2] == {"role": "assistant", "content": KEPT}, "the kept answer is the prefix"
+
+
+def test_a_rate_limit_hermes_waits_out_is_said_with_the_time(hermes_python: Path, tmp_path: Path,
+                                                              mock: Any) -> None:
+    mock.add(Fail(429, retry_after=1, match=CHAT))
+    result, sink = _turn(hermes_python, tmp_path, mock)
+
+    assert result.outcome == "completed" and result.final_text == sink.text() != ""
+    notes = [n["text"] for n in sink.payloads("status") if "slow down" in n["text"]]
+    assert notes == ["The model provider asked us to slow down; waiting 1 second, as it asked, before trying "
+                     "again (attempt 2 of 3)."]

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from ..errors import ErrorKind, classify
+from ..errors import ErrorKind, classify, retry_text
 
 #: Hermes' exit reason when every retry of an empty reply came back empty ("(empty)" sentinel answer).
 EMPTY_EXIT: Final = "empty_response_exhausted"
@@ -39,6 +39,8 @@ class CallLog:
     #: The last refused request: HTTP status and Retry-After in seconds (None when not said).
     refused_status: int | None = None
     retry_after: float | None = None
+    #: Refused requests in a row (reset by an answered one): which attempt Hermes makes next.
+    refusals: int = 0
 
     def note(self, message: dict[str, Any]) -> Cut | None:
         """Record one `call_end`; the cut Hermes is about to continue, if any."""
@@ -46,8 +48,10 @@ class CallLog:
             status, after = message.get("status"), message.get("retry_after")
             self.refused_status = status if isinstance(status, int) else None
             self.retry_after = float(after) if isinstance(after, (int, float)) and after > 0 else None
+            self.refusals += 1
             return None
         self.refused_status = self.retry_after = None
+        self.refusals = 0
         if message.get("finish") == "length" and not message.get("tool_calls"):
             self.last_cut = "stream" if message.get("stub") else "length"
         else:
@@ -80,6 +84,17 @@ def wait_asked(kind: str, calls: CallLog) -> float | None:
     if kind == "rate_limit" and after <= HERMES_MAX_RETRY_AFTER_S:
         return None
     return after
+
+
+def slow_down_note(message: dict[str, Any], refusals: int) -> str | None:
+    """The `status` words when a provider's 429 asks Hermes to wait (`Retry-After`) and Hermes will: it
+    waits that long (up to 600 s) before its next attempt, and says nothing of it until a turn fails."""
+    after, attempts = message.get("retry_after"), message.get("max_retries")
+    if message.get("ok") or message.get("status") != 429 or not isinstance(after, (int, float)) or after <= 0:
+        return None
+    if not isinstance(attempts, int) or refusals >= attempts:
+        return None  # no attempt left: the turn's error says the rest
+    return retry_text("rate_limit", min(float(after), HERMES_MAX_RETRY_AFTER_S), refusals, attempts, asked=True)
 
 
 def empty_answer(message: dict[str, Any]) -> bool:

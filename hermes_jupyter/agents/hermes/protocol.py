@@ -19,7 +19,7 @@ from ..base import EventSink, TurnRequest, TurnResult
 from ..continuing import CONTINUE_INSTRUCTION, OverlapTrim, continuation_history, overlap
 from ..errors import failed_turn
 from ..waiting import WaitingNote
-from .endings import CallLog, empty_answer, failure_kind, wait_asked
+from .endings import CallLog, empty_answer, failure_kind, slow_down_note, wait_asked
 
 PROTOCOL_VERSION = 1
 
@@ -246,6 +246,9 @@ class TurnTranslator:
         if message.get("ok"):
             self._answered()
         self._continuing = self._calls.note(message) is not None
+        note = slow_down_note(message, self._calls.refusals)
+        if note is not None:
+            self._sink.emit(STATUS, {"text": note, "level": "info"})
 
     def _answered(self) -> None:
         """The model answered: the wait (if any) ends, its note saying how long it took."""
