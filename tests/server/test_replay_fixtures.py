@@ -3,6 +3,8 @@ and tests/fixtures/snapshots (which the labextension restores and folds on) is w
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
 
@@ -19,12 +21,13 @@ def test_snapshot_fixtures_equal_what_the_code_makes_now() -> None:
     assert generate.main(["--check"]) == 0, "regenerate: python tests/fixtures/snapshots/generate.py"
 
 
-def _shown(snapshot: dict) -> list[dict]:
+def _shown(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
     """What a view shows of a snapshot: its closed rows, then the open segment's (trimmed, blank ones none)."""
     run, n, open_ = snapshot["run_id"], snapshot["open"]["n"], snapshot["open"]
     tail = [{"kind": "reasoning", "id": f"{run}:r:{n}", "text": open_["reasoning"].strip()},
             {"kind": "assistant", "id": f"{run}:a:{n}", "text": open_["text"].strip()}]
-    return snapshot["rows"] + [row for row in tail if row["text"]]
+    rows: list[dict[str, Any]] = snapshot["rows"]
+    return rows + [row for row in tail if row["text"]]
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
