@@ -282,7 +282,7 @@ class _PlotTools:
     ("Qwen2.5-VL-7B-Instruct", True), ("gemma-3-4b-it", True), ("llama3.1-8b", False), ("mistral-7b", False),
     ("phi3-mini", False), ("stub-model", False),
 ])
-def test_auto_decides_by_the_models_name(model: str, reads: bool) -> None:
+async def test_auto_decides_by_the_models_name(model: str, reads: bool) -> None:
     from hermes_jupyter.agents.tool_images import takes_images
     assert takes_images(model, "auto") is reads
 
