@@ -107,6 +107,7 @@ test('the sidebar and a cell showing the same run share one follower and one str
   await tick();
   assert.equal(chat.runId, 'r2');
   assert.equal(FakeSocket.opened.length, 1, 'one stream for the run');
+  assert.equal(chat.hasTurns, false);
   FakeSocket.opened[0].send({
     settled: true, run_id: 'r2', session_id: 's', status: 'completed', bundle: {}, user: null,
     transcript: { run_id: 'r2', session_id: 's', status: 'completed', last_seq: 3, rows: [{ kind: 'assistant', id: 'r2:a:0', text: 'hi' }] }
@@ -115,6 +116,7 @@ test('the sidebar and a cell showing the same run share one follower and one str
   assert.deepEqual(chat.rows.map(r => r.id), ['r2:a:0']);
   assert.equal(chat.runId, null);
   assert.equal(cell.isDisposed, false, 'the cell still shows it');
+  assert.equal(chat.hasTurns, true, 'Retry and Undo are offered for the turn just settled');
   followers.release(cell);
   chat.dispose();
 });

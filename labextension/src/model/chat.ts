@@ -88,6 +88,11 @@ export class ChatModel implements IDisposable {
     return this._rows;
   }
 
+  /** The session has a settled turn (to retry or undo). */
+  get hasTurns(): boolean {
+    return (this._session?.turns ?? []).length > 0;
+  }
+
   get status(): ChatStatus {
     if (!this._sessionId) {
       return 'empty';

@@ -43,7 +43,7 @@ export function ChatPanel(props: {
   });
   const status = model.status;
   const streaming = status === 'streaming' || status === 'reconnecting';
-  const canEdit = !!model.session && (model.session.messages ?? []).length > 0;
+  const canEdit = model.hasTurns;
 
   return (
     <div className="jp-HermesChat" data-testid="hermes-chat" data-status={status}>
