@@ -91,10 +91,9 @@ class RunViews:
         validate_id(run_id, "run id")
         run = self._runs.get(run_id)
         session_id = run.session_id if run is not None else self.status.session_of(run_id)
-        if run is None:
-            turn = self._stored_turn(session_id, run_id)
-            if turn is not None:
-                return turn[1]
+        stored = self._stored_turn(session_id, run_id)  # stored by the settle, before the terminal row is journaled
+        if stored is not None:
+            return stored[1]
         transcript = read_transcript(
             self.journals, session_id, run_id, live=run is not None,
             verdict_of=lambda: self.recovery.verdict(session_id, run_id),
@@ -128,23 +127,30 @@ class RunViews:
         For a settled turn it is that stored turn (its rows as `transcript`, its user row, its bundle),
         built once and handed to every socket: callers must not change it.
         """
+        return self.settled_frame(run_id)[0]
+
+    def settled_frame(self, run_id: str) -> tuple[dict[str, Any], str]:
+        """The settled message and its JSON text; for a stored turn both are built once and shared."""
         validate_id(run_id, "run id")
-        session_id = self.status.session_of(run_id) if run_id not in self._runs else self._runs[run_id].session_id
-        stored = self._stored_turn(session_id, run_id) if run_id not in self._runs else None
+        run = self._runs.get(run_id)  # a run settling: its turn is stored, its terminal row just journaled
+        session_id = run.session_id if run is not None else self.status.session_of(run_id)
+        stored = self._stored_turn(session_id, run_id)
         if stored is None:
-            return self._settled_message(self.run_transcript(run_id))
+            message = self._settled_message(self.run_transcript(run_id))
+            return message, msgspec.json.encode(message).decode()
         turn, transcript = stored
-        kept: dict[str, tuple[StoredTurn, dict[str, Any]]] = self.__dict__.setdefault("_settled_kept", {})
+        kept: dict[str, tuple[StoredTurn, dict[str, Any], str]] = self.__dict__.setdefault("_settled_kept", {})
         with self.__dict__.setdefault("_settled_lock", threading.Lock()):  # sockets asking at once wait for one build
             hit = kept.get(run_id)
             if hit is not None and hit[0] is turn:  # a turn stored again (a decision, a recovery) is a new object
-                return hit[1]
+                return hit[1], hit[2]
             message = self._settled_message(transcript, turn)
+            text = msgspec.json.encode(message).decode()
             kept.pop(run_id, None)
             while len(kept) >= SETTLED_KEPT:
                 kept.pop(next(iter(kept)))
-            kept[run_id] = (turn, message)
-            return message
+            kept[run_id] = (turn, message, text)
+            return message, text
 
     def _settled_message(self, transcript: Transcript, turn: StoredTurn | None = None) -> dict[str, Any]:
         message = {

@@ -175,16 +175,19 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
         assert self.observer is not None
         manager = self.hermes.manager
         message: dict[str, Any] = {}
+        text = ""
         try:
-            message = dict(await manager.offload(manager.settled_message, self.observer.run_id))  # shared: copied
+            message, text = await manager.offload(manager.settled_frame, self.observer.run_id)
         except Exception:  # the journal vanished (session deleted): the socket still closes cleanly
             self.log.exception("no settled message for run %s", self.observer.run_id)
             if self.observer.finished:
                 return
-        if not self.observer.finished:
+        if not self.observer.finished:  # shared with other sockets: changed on a copy
             failure = self.observer.channel.failure if self.observer.channel is not None else None
-            message.update(type="closed", terminal=False, reason=failure, message=UNFINISHED.get(failure, UNFINISHED[None]))
-        await self.write_message(msgspec.json.encode(message).decode())
+            message = {**message, "type": "closed", "terminal": False, "reason": failure,
+                       "message": UNFINISHED.get(failure, UNFINISHED[None])}
+            text = msgspec.json.encode(message).decode()
+        await self.write_message(text)
 
     def on_message(self, message: str | bytes) -> None:
         """Clients only listen; anything they send is ignored."""

@@ -114,3 +114,28 @@ async def test_an_accepted_proposal_reads_accepted_by_every_bundle_path(
     found = await asyncio.to_thread(rooms._bundles, unfinished(doc), hermes.journals, lambda s, r: False,
                                     hermes.recovery.verdict)
     assert found[run_id][1]["text/markdown"] == bundle["text/markdown"]
+
+
+async def test_every_socket_watching_a_run_end_gets_the_one_stored_turn_from_one_fold(
+    api: HermesClient, hermes: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hermes_jupyter.transcript.fold import TranscriptFold
+
+    folds: list[str] = []
+    feed = TranscriptFold.feed_chunks
+
+    def counted(self: TranscriptFold, chunks: Any) -> None:
+        folds.append(self.run_id)
+        feed(self, chunks)
+
+    monkeypatch.setattr(TranscriptFold, "feed_chunks", counted)
+    sid = (await api.create_session())["session_id"]
+    run_id = await api.start(sid, "make a plan")
+    clients = [HermesClient(api.fetch, api.ws_fetch) for _ in range(3)]
+    await asyncio.gather(*(client.stream(run_id) for client in clients))
+    settled = [client.settled[run_id] for client in clients]
+    assert folds.count(run_id) == 1  # settle folded the journal once; no socket folded it again
+    assert settled[0] == settled[1] == settled[2]
+    _, session = await api.call("GET", "sessions", sid)
+    turn = session["turns"][-1]
+    assert settled[0]["transcript"]["rows"] == turn["rows"] and settled[0]["user"] == turn["user"]

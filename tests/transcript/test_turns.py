@@ -187,3 +187,28 @@ def test_a_long_stored_turn_is_written_row_by_row_and_read_back_equal(tmp_path: 
         assert store.load("big", use_cache=False).turns == [turn]
     finally:
         store.close()
+
+
+@pytest.mark.asyncio
+async def test_a_notebook_recovers_a_run_whose_journal_was_pruned_from_its_stored_turn(
+    hermes_engine: Engine, tmp_path: Path
+) -> None:
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    from hermes_jupyter.notebook.outputs import RUN_MIME
+    from hermes_jupyter.notebook.recover import recover_notebook_file
+
+    session = hermes_engine.new_session()
+    run = await hermes_engine.manager.start_run(session.session_id, "make a plan")
+    await run.done.wait()
+    hermes_engine.core.journals.close()
+    for journal in (hermes_engine.core.journals.root / session.session_id).iterdir():
+        journal.unlink()  # what retention does to an old settled run
+    ref = {"run_id": run.run_id, "session_id": session.session_id, "seq": 1, "status": "running"}
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("%%hermes\nmake a plan", outputs=[
+        new_output("display_data", data={RUN_MIME: ref, "text/plain": "…"})])]), path)
+    assert recover_notebook_file(path, hermes_engine.core.state_dir) == 1
+    (output,) = nbformat.read(path, as_version=4).cells[0].outputs
+    assert output["data"][RUN_MIME]["status"] == "completed" and "tokens" in output["data"]["text/markdown"]
