@@ -41,6 +41,8 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator
 
+import runner_hooks  # beside this file (its folder is on sys.path when it runs as a script)
+
 PROTOCOL_VERSION = 1
 MAX_CACHED_AGENTS = 8
 HOST_TOOLSET = "hermes-jupyter"
@@ -294,7 +296,7 @@ class Runner:
         agent.event_callback = hermes_event
         agent.status_callback = status
         agent.step_callback = None
-        _watch_model_calls(agent, rid, send)
+        runner_hooks.watch_model_calls(agent, rid, send)
 
     def _approval_callback(self, run: Run, timeout_s: float) -> Callable[..., str]:
         """Hermes' dangerous-command prompt, answered by the host; no answer (or an unknown one) denies."""
@@ -474,106 +476,6 @@ class Runner:
             run.answer(question_id, value)
 
 
-def _watch_model_calls(agent: Any, rid: str, send: Callable[[dict[str, Any]], None]) -> None:
-    """Tell the host when each request to the model starts (`call`) and how it ended (`call_end`).
-
-    The host needs both for what it shows: a waiting note from a request's start until the model
-    answers, and where Hermes continues a cut answer by itself (a `length` ending, or a stream cut
-    that Hermes stubs as one), so the continuation's re-sent opening can be trimmed. A refused request
-    reports its HTTP status and `Retry-After`, which Hermes keeps to itself.
-    """
-    for name in ("_interruptible_streaming_api_call", "_interruptible_api_call"):
-        method = getattr(type(agent), name, None)
-        if method is not None:
-            setattr(agent, name, _watched(method, agent, rid, send))
-
-
-def _watched(method: Callable[..., Any], agent: Any, rid: str, send: Callable[[dict[str, Any]], None]) -> Callable[..., Any]:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        send({"ev": "call", "run": rid})
-        try:
-            response = method(agent, *args, **kwargs)
-        except BaseException as exc:
-            send({"ev": "call_end", "run": rid, "ok": False, **_refusal(exc),
-                  "max_retries": getattr(agent, "_api_max_retries", None)})
-            raise
-        send({"ev": "call_end", "run": rid, "ok": True, **_ending(response)})
-        return response
-
-    return call
-
-
-def _ending(response: Any) -> dict[str, Any]:
-    """How a model response ended: its finish reason, and whether Hermes made it up for a cut stream."""
-    choices = getattr(response, "choices", None) or []
-    first = choices[0] if choices else None
-    finish = getattr(first, "finish_reason", None) or getattr(response, "stop_reason", None)
-    message = getattr(first, "message", None)
-    return {"finish": str(finish) if finish else None, "stub": getattr(response, "id", None) == "partial-stream-stub",
-            "tool_calls": bool(getattr(message, "tool_calls", None))}
-
-
-def _refusal(exc: BaseException) -> dict[str, Any]:
-    """A failed request's HTTP status and Retry-After (seconds), where the exception carries them."""
-    response = getattr(exc, "response", None)
-    status = getattr(exc, "status_code", None) or getattr(response, "status_code", None)
-    headers = getattr(response, "headers", None)
-    retry_after = None
-    if headers is not None and hasattr(headers, "get"):
-        try:
-            retry_after = float(headers.get("retry-after") or "")
-        except ValueError:
-            pass
-    return {"status": status if isinstance(status, int) else None, "retry_after": retry_after}
-
-
-def _remember_server_kinds() -> None:
-    """Ask a model server what kind it is once per process, not on every agent build and reply.
-
-    hermes-agent probes five endpoints (LM Studio, Ollama, llama.cpp, vLLM) to learn a local server's
-    kind, and remembers only a positive answer, so a server that is none of them (llama-cpp-python,
-    a proxy, a mock) is probed again when each agent is built and after each reply (its pricing lookup).
-    A server's kind does not change while this process runs.
-    """
-    try:
-        from agent import model_metadata
-    except Exception:  # noqa: BLE001 - another hermes-agent layout: keep its own behaviour
-        return
-    detect = getattr(model_metadata, "detect_local_server_type", None)
-    if detect is None or getattr(detect, "_remembered", False):
-        return
-    known: dict[tuple[str, str], Any] = {}
-    lock = threading.Lock()
-
-    def remembered(base_url: str, api_key: str = "") -> Any:
-        key = (str(base_url).rstrip("/"), api_key or "")
-        with lock:
-            if key in known:
-                return known[key]
-        kind = detect(base_url, api_key=api_key)
-        if kind is not None or _listening(str(base_url)):  # a server not up yet may still turn out to be one
-            with lock:
-                known[key] = kind
-        return kind
-
-    remembered._remembered = True  # type: ignore[attr-defined]
-    model_metadata.detect_local_server_type = remembered  # its callers look it up in the module
-
-
-def _listening(base_url: str) -> bool:
-    """Whether something accepts connections at `base_url`'s host and port (a TCP connect, no request)."""
-    import socket
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(base_url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        with socket.create_connection((parts.hostname or "127.0.0.1", port), timeout=1.0):
-            return True
-    except (OSError, ValueError):
-        return False
-
-
 def _warm_streaming_imports() -> None:
     """Import and exercise what the first streamed reply needs (the OpenAI SDK's streaming and chunk
     models load lazily on the first request): about 1 s off the first turn's first token."""
@@ -665,7 +567,7 @@ def main() -> None:
     try:
         import run_agent  # noqa: F401 - the slow import (about 2 s) happens before "ready"
         from hermes_cli import __version__ as version
-        _remember_server_kinds()
+        runner_hooks.remember_server_kinds()
     except Exception as exc:  # noqa: BLE001 - report, then exit non-zero
         wire.send({"ev": "fatal", "message": f"cannot import hermes-agent: {exc}"})
         sys.exit(3)
