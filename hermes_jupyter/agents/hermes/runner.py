@@ -20,7 +20,7 @@ Host -> runner (one JSON object a line, key "op"):
   {"op": "shutdown"}
 Runner -> host (key "ev"): "ready", "reply", "started", "delta", "reasoning", "interim", "progress",
   "tool_start", "tool_complete", "hermes_event", "status", "approval_request", "clarify_request",
-  "tool_request", "result", "warmed", "fatal".
+  "tool_request", "call", "call_end" (each request to the model: runner_hooks.py), "result", "warmed", "fatal".
 
 Host tools: a turn's `host_tools` (OpenAI function schemas: the notebook tools) are registered with
 hermes-agent's own tool registry, under the toolset `hermes-jupyter`, and offered to that turn's
