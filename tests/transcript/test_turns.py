@@ -212,3 +212,18 @@ async def test_a_notebook_recovers_a_run_whose_journal_was_pruned_from_its_store
     assert recover_notebook_file(path, hermes_engine.core.state_dir) == 1
     (output,) = nbformat.read(path, as_version=4).cells[0].outputs
     assert output["data"][RUN_MIME]["status"] == "completed" and "tokens" in output["data"]["text/markdown"]
+
+
+@pytest.mark.asyncio
+async def test_a_continuation_is_a_turn_of_its_own_after_the_turn_it_continues(hermes_engine: Engine) -> None:
+    session = hermes_engine.new_session()
+    run = await hermes_engine.manager.start_run(session.session_id, "count to 60")
+    while run.channel.last_seq < 8:
+        await hermes_engine.manager.offload(time.sleep, 0.005)
+    await hermes_engine.manager.cancel(run.run_id)
+    cont, continues = await hermes_engine.manager.continue_turn(session.session_id)
+    await cont.done.wait()
+    stopped, rest = hermes_engine.core.store.load(session.session_id).to_json()["turns"]
+    assert (stopped["run_id"], stopped["status"], stopped["user"]["text"]) == (run.run_id, "cancelled", "count to 60")
+    assert (rest["run_id"], rest["status"], rest["user"], rest["continues"]) == (cont.run_id, "completed", None, run.run_id)
+    assert rest["rows"] == _fold_of_journal(hermes_engine, session.session_id, cont.run_id)["rows"]
