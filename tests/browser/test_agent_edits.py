@@ -223,7 +223,7 @@ def test_propose_mode_changes_nothing_until_accept(lab: LabPage) -> None:
     assert lab.page.get_attribute(f"{SIDEBAR} [data-testid=hermes-autonomy]", "data-hermes-autonomy") == "propose"
     lab.send(PROMPT)
     lab.wait_idle(timeout_s=TURN_S)
-    assert "nothing runs" in lab.last_message_text()
+    assert "nothing runs in this mode" in " ".join(lab.assistant_texts())
     inline = lab.page.locator(".jp-NotebookPanel [data-testid=hermes-proposal-inline][data-state=pending]")
     inline.first.wait_for(timeout=30_000)
     assert inline.count() == 2
@@ -266,8 +266,7 @@ def test_a_collaborators_edit_to_an_agent_cell_survives_undo(
     assert CONFLICT_WORDS in a.page.locator(cell_item(plot.id, "conflict")).inner_text()
     assert a.page.locator(f"{CARD} [data-hermes-outcome]").inner_text() == (
         "Restored 1 cell. 1 cell changed since the agent wrote it: left as it is.")
-    show_card(a)
-    keep_screenshot(a, "agent-edits-conflict")
+    keep_card_screenshots(a, "agent-edits-conflict")
     for lab in (a, b):
         wait_model_sources(lab, [FIRST, edited])
     saved = wait_saved_sources(server, name, [FIRST, edited])
@@ -287,7 +286,8 @@ def test_with_collaboration_on_and_every_browser_closed_mid_turn_the_cells_and_o
                            if r["event"] == "approval" and r["payload"]["status"] == "pending"]):
         assert time.monotonic() < deadline
         time.sleep(0.1)
-    assert [r["payload"]["action"] for r in journal(server, run_id) if r["event"] == "cell_change"] == ["insert"]
+    (inserted,) = [r["payload"] for r in journal(server, run_id) if r["event"] == "cell_change"]
+    assert inserted["action"] == "insert" and inserted["landed"] == "room"  # through the room the browser was in
     lab.page.context.close()  # every browser gone, mid-turn
 
     approval_id = pending[0]["payload"]["approval_id"]
@@ -295,7 +295,9 @@ def test_with_collaboration_on_and_every_browser_closed_mid_turn_the_cells_and_o
     while not journal(server, run_id)[-1]["terminal"]:
         assert time.monotonic() < deadline
         time.sleep(0.2)
-    assert [r["payload"]["status"] for r in journal(server, run_id)[-1:]] != ["error"]
+    rows = journal(server, run_id)
+    assert rows[-1]["event"] == "done"
+    print("\n[closed mid-turn] the changes landed:", [r["payload"]["landed"] for r in rows if r["event"] == "cell_change"])
     fixed, plot = wait_saved_sources(server, name, [FIRST, FIXED, PLOT], outputs=True)[1:]
     assert fixed.execution_count is not None and "north" in str(fixed.outputs[0]["data"]["text/plain"])
     assert any("image/png" in o.get("data", {}) for o in plot.outputs)
