@@ -32,6 +32,9 @@ def jp_server_config(hermes_state: Path, tmp_path: Path) -> dict[str, Any]:
         "HermesJupyter": {"state_dir": str(hermes_state), "drain_timeout": 1.0, "heartbeat_interval": 0.5,
                           "person_token_sha256": [hashlib.sha256(SERVER_TOKEN.encode()).hexdigest()]},
         "DemoAgent": {"token_delay": 0.002},
+        # Tests that turn collaboration rooms on: the rooms' update store goes to a temp dir, not the cwd
+        # (a room's store is built without the config, so SQLiteYStore.db_path would not reach it).
+        "YDocExtension": {"ystore_class": "jupyter_server_ydoc.stores.TempFileYStore"},
     }
 
 

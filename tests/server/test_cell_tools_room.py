@@ -30,7 +30,7 @@ pytest.importorskip("jupyter_server_ydoc", reason="jupyter-collaboration (the te
 def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
     config = copy.deepcopy(jp_server_config)
     config["ServerApp"]["jpserver_extensions"].update(jupyter_server_ydoc=True, jupyter_server_fileid=True)
-    config["YDocExtension"] = {"document_save_delay": 600}  # the file stays as it was for the whole test
+    config["YDocExtension"]["document_save_delay"] = 600  # the file stays as it was for the whole test
     return config
 
 

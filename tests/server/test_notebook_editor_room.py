@@ -24,7 +24,7 @@ PROV = Provenance(session_id="s1", run_id="r1", tool_call_id="call-1", model="gp
 def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
     config = copy.deepcopy(jp_server_config)
     config["ServerApp"]["jpserver_extensions"].update(jupyter_server_ydoc=True, jupyter_server_fileid=True)
-    config["YDocExtension"] = {"document_save_delay": 0.2}
+    config["YDocExtension"]["document_save_delay"] = 0.2
     return config
 
 
