@@ -228,6 +228,7 @@ class Runner:
             finally:
                 done.set()
             _warm_streaming_imports()
+            runner_hooks.import_first_turn_modules()
             with self.lock:
                 self._spare = (_agent_key(op), agent)
             self.wire.send({"ev": "warmed", "ok": True, "seconds": round(time.monotonic() - started, 3)})
