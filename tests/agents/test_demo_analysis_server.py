@@ -7,6 +7,7 @@ the approvals as the sidebar would.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import shutil
 import time
@@ -19,6 +20,7 @@ import pytest
 
 from hermes_jupyter.agents.demo_analysis import FIXED, PLOT, PLOT_TITLE
 
+from ..notebook.kernels import execute_all, hermes_outputs, server_kernel
 from ..server_process import JupyterServerProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -147,3 +149,29 @@ def test_ask_mode_says_it_could_not_add_a_cell(server: JupyterServerProcess) -> 
     _, rows = run_scene(server, name, "ask")
     assert [source(c) for c in nbformat.read(server.notebooks / name, as_version=4).cells] == [FIRST]
     assert "I could not add the cell" in reply(rows)
+
+
+def test_from_a_hermes_cell_switched_to_agent_auto_the_cells_land_below_it(server: JupyterServerProcess) -> None:
+    """The Binder way: run the cell (Propose: proposals), switch the session's mode, run it again. The agent's
+    cells run beside the busy %%hermes cell (a kernel subshell) and land in the file: at the end here, since
+    nbclient names no cell in its requests (JupyterLab does, and they land below the asking cell)."""
+    name = "from_a_cell.ipynb"
+    magic = "%%hermes\n" + PROMPT
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in ("%load_ext hermes_jupyter", magic, FIRST)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, server.notebooks / name)
+
+    async def run() -> None:
+        async with server_kernel(nb, server, name) as (client, _):
+            await execute_all(client)
+            (session,) = [s for s in server.get("sessions").json() if s.get("notebook_path") == name]
+            answer = server.request("PATCH", f"sessions/{session['session_id']}", {"autonomy": "agent_auto"})
+            assert answer.status_code == 200, answer.text
+            await client.async_execute_cell(nb.cells[1], 1)
+
+    asyncio.run(run())
+    said = hermes_outputs(nb.cells[1])[-1]["data"]["text/markdown"]
+    assert "The bar chart “Revenue by region” is in the cell below the fixed one" in said, said
+    saved = nbformat.read(server.notebooks / name, as_version=4)
+    assert [source(c) for c in saved.cells] == ["%load_ext hermes_jupyter", magic, FIRST, FIXED, PLOT]
+    assert saved.cells[3].execution_count is not None and any("image/png" in o.get("data", {}) for o in saved.cells[4].outputs)
