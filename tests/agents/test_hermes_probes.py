@@ -8,6 +8,7 @@ a mock) every new session's agent, and every reply's pricing lookup, probed agai
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -50,3 +51,30 @@ def test_three_sessions_probe_the_server_kind_once(hermes_python: Path, tmp_path
     paths = [r.path for r in mock.requests]
     assert paths.count("/v1/chat/completions") == 3
     assert [p for p in paths if p in KIND_PROBES] == list(KIND_PROBES), paths
+
+
+def test_after_the_warm_start_the_first_turn_goes_straight_to_the_model(
+        hermes_python: Path, tmp_path: Path, mock: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """The warm start builds the first session's agent (the probes included) before any turn comes."""
+    home = write_hermes_home(tmp_path / "home", mock.base_url("openai"), "gpt-4o-mini")
+    agent = HermesAgent(command=[str(hermes_python), str(RUNNER)], env={"HERMES_HOME": str(home)},
+                        toolsets=["todo"])
+    caplog.set_level(logging.INFO, logger="hermes_jupyter.agents.hermes.backend")
+
+    async def go() -> tuple[TurnResult, int]:
+        try:
+            await agent.start()
+            while not any("agent warmed" in r.getMessage() for r in caplog.records):
+                await asyncio.sleep(0.05)
+            before = len(mock.requests)
+            request = TurnRequest(session_id="s", run_id="r", message="Say hi.", history=[])
+            return await asyncio.wait_for(agent.run_turn(request, RecordingSink()), 120), before
+        finally:
+            await agent.aclose()
+
+    result, before = asyncio.run(asyncio.wait_for(go(), 180))
+    assert result.outcome == "completed"
+    assert [r.getMessage() for r in caplog.records if "agent warmed" in r.getMessage()][0].startswith(
+        "hermes: agent warmed (ok=True")
+    assert [r.path for r in mock.requests[:before] if r.path in KIND_PROBES] == list(KIND_PROBES)
+    assert mock.requests[before].path == "/v1/chat/completions", "nothing asked before the model's request"
