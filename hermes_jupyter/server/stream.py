@@ -52,6 +52,9 @@ UNFINISHED = {
     None: "The run stopped before it finished. Reload the session to see what was recovered.",
 }
 
+#: A client asking for a snapshot that misses at most this many rows gets the rows: they cost less.
+FEW_ROWS = 2048
+
 NOT_A_SOCKET = ("This address streams a run live and answers only a WebSocket connection. Open it as a "
                 "WebSocket, or read the run's events instead.")
 
@@ -100,16 +103,19 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
             after_seq = wanted if wanted <= status["last_seq"] else 0  # a cursor ahead of the run replays all
             self.observer = self.hermes.manager.attach(run_id, after_seq)
             if parse_count(self.get_query_argument("snapshot", None), "snapshot", 0, maximum=1):
-                await self._catch_up(status)
+                await self._catch_up(status, after_seq)
         except Exception as exc:  # the REST routes' mapping: a damaged journal is the same 409 (api_errors)
             error = mapped(exc)
             if error is None:
                 raise
             raise error from exc
 
-    async def _catch_up(self, status: dict[str, Any]) -> None:
-        """`?snapshot=1`: the run so far in one message, live rows after it (runs/catchup.py)."""
+    async def _catch_up(self, status: dict[str, Any], after_seq: int) -> None:
+        """`?snapshot=1`: the run so far in one message, live rows after it (runs/catchup.py); a client
+        missing only a few rows (a short drop) gets those rows instead."""
         assert self.observer is not None
+        if after_seq and status["last_seq"] - after_seq <= FEW_ROWS:
+            return
         manager = self.hermes.manager
         sid, run_id = status["session_id"], status["run_id"]
         if status["status"] == "running":

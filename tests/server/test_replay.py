@@ -46,6 +46,16 @@ async def test_a_settled_run_rejoins_as_its_settled_message_alone(api: HermesCli
     assert size < sum(n for _, n in old) / 3
 
 
+async def test_a_client_missing_a_few_rows_gets_the_rows_and_one_missing_many_the_run(api: HermesClient) -> None:
+    sid = (await api.create_session())["session_id"]
+    run_id = await api.start(sid, "count to 3000")
+    await api.wait_status(run_id, "completed")
+    few = [m for m, _ in await _messages(api, run_id, after_seq="2990", snapshot="1")]
+    assert [m["seq"] for m in few[:-1]] == list(range(2991, 3003)) and few[-1]["settled"] is True
+    many = [m for m, _ in await _messages(api, run_id, after_seq="10", snapshot="1")]
+    assert len(many) == 1 and many[0]["settled"] is True
+
+
 async def test_a_live_run_rejoins_as_one_snapshot_then_the_rows_after_it(api: HermesClient) -> None:
     sid = (await api.create_session())["session_id"]
     run_id = await api.start(sid, "count to 1500")

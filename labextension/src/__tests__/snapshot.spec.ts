@@ -52,6 +52,12 @@ for (const name of scenarios) {
       assert.deepEqual(fold.rows, upTo.rows, `${name} at ${snapshot.last_seq}: the snapshot shows what was folded`);
       rows.forEach(row => fold.apply(row)); // rows at or before the cut are repeats and change nothing
       assert.deepEqual(fold.rows, expected.live, `${name} restored at ${snapshot.last_seq}`);
+      // A view that had part of the run (a reconnect after a long drop) restores over what it had.
+      const partly = new LiveTranscript(snapshot.run_id);
+      rows.filter(row => row.seq <= snapshot.last_seq / 2).forEach(row => partly.apply(row));
+      partly.restore(snapshot);
+      rows.forEach(row => partly.apply(row));
+      assert.deepEqual(partly.rows, expected.live, `${name} restored at ${snapshot.last_seq} over half of it`);
       const settled: ISettledMessage = {
         settled: true,
         run_id: expected.transcript.run_id,

@@ -8,10 +8,10 @@
  * last message of a run has `settled: true` and is the server's verdict (so
  * nobody polls to learn that a run settled). Anything else is a heartbeat.
  *
- * With `snapshot`, the first connection asks the server for the run so far in one
- * message instead of one per journal row: a live run's `snapshot` (its folded rows up
- * to a seq, which becomes the cursor), an ended run's settled message alone. A
- * reconnect resumes from the cursor with rows, as before.
+ * With `snapshot`, the stream asks the server for the run so far in one message
+ * instead of one per journal row: a live run's `snapshot` (its folded rows up to a
+ * seq, which becomes the cursor), an ended run's settled message alone. A reconnect
+ * missing only a few rows gets those rows instead.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
@@ -32,7 +32,7 @@ export interface IRunStreamOptions {
   runId: string;
   /** Resume after this seq (0 replays the whole run). */
   afterSeq?: number;
-  /** Ask for the run so far as one snapshot message on the first connection (default false). */
+  /** Ask for the run so far as one snapshot message rather than its rows (default false). */
   snapshot?: boolean;
   /** Silence (no row, no heartbeat) after which the socket is recycled, in ms. */
   idleTimeoutMs?: number;
@@ -115,8 +115,8 @@ export class RunStream implements IDisposable {
 
   private _open(state: RunStreamState): void {
     this._setState(state);
-    // A snapshot only while nothing was received: after that, the rows after the cursor are what is new.
-    const url = this._client.streamUrl(this.runId, this._cursor, this._snapshot && this._cursor === 0);
+    // A reconnect asks too: the server sends the rows after the cursor when only a few are missing.
+    const url = this._client.streamUrl(this.runId, this._cursor, this._snapshot);
     const WS = this._client.serverSettings.WebSocket;
     const ws = new WS(url);
     this._ws = ws;
