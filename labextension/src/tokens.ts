@@ -10,10 +10,10 @@ import type { HermesClient } from './api/client';
 import type { FollowerPool } from './model/follower-pool';
 import type { INotebookRef } from './model/active-notebook';
 import type { ICellTurn } from './model/cell-turn';
-import type { ChatModel } from './model/chat';
+import type { IChatModel } from './model/chat-model';
 
 export interface IHermesChat {
-  readonly chat: ChatModel;
+  readonly chat: IChatModel;
   readonly client: HermesClient;
   /** Show the sidebar (and the chat in it). */
   show(): void;

@@ -7,7 +7,7 @@
  */
 import type { IAttachment, ISessionSummary } from '../api/contract';
 import { INotebookRef, bindingOf } from './active-notebook';
-import type { ChatModel } from './chat';
+import type { IChatModel } from './chat-model';
 import type { SessionsModel } from './sessions';
 
 export type CellAction = 'ask' | 'explain' | 'fix';
@@ -90,7 +90,7 @@ export function notebookTurnTarget(
  */
 export async function sendToNotebook(
   sessions: SessionsModel,
-  chat: ChatModel,
+  chat: IChatModel,
   notebook: INotebookRef,
   turn: ICellTurn
 ): Promise<boolean> {

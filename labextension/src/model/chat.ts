@@ -5,7 +5,6 @@
  * stream's settled message becomes that turn in place (nothing polls, nothing
  * reloads), so the same text is never shown twice.
  */
-import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { HermesClient } from '../api/client';
@@ -15,11 +14,12 @@ import { DisplayRow, IUserRow } from '../api/rows';
 import type { ICardActions } from '../components/cards/card-actions';
 import { withContinuable } from './continuable';
 import { AttachmentsModel } from './attachments';
+import type { ChatStatus, IChatModel } from './chat-model';
 import type { FollowerPool } from './follower-pool';
 import { RunFollower } from './run-follower';
 import { recoveredAfterRestart, turnRows, withTurn } from './turn-rows';
 
-export type ChatStatus = 'empty' | 'loading' | 'idle' | 'streaming' | 'reconnecting';
+export type { ChatStatus } from './chat-model';
 
 export interface IChatModelOptions {
   client: HermesClient;
@@ -31,7 +31,7 @@ export interface IChatModelOptions {
   followers?: FollowerPool;
 }
 
-export class ChatModel implements IDisposable {
+export class ChatModel implements IChatModel {
   constructor(options: IChatModelOptions) {
     this._client = options.client;
     this._createWithFirstTurn = options.createWithFirstTurn;

@@ -5,10 +5,10 @@
  * names an active run the open chat is not following, the chat re-reads the
  * session, which attaches to that run's stream (and shows Stop).
  */
-import { ChatModel } from './chat';
+import type { IChatModel } from './chat-model';
 import { SessionsModel } from './sessions';
 
-export function followSessionRuns(sessions: SessionsModel, chat: ChatModel): void {
+export function followSessionRuns(sessions: SessionsModel, chat: IChatModel): void {
   let asked: string | null = null;
   sessions.changed.connect(() => {
     const sid = chat.sessionId;

@@ -11,13 +11,13 @@ import { plainError } from '../api/plain-errors';
 import { hermesIcon } from '../components/icons';
 import { Sidebar } from '../components/sidebar/sidebar';
 import { ActiveNotebook, INotebookRef, bindingOf } from '../model/active-notebook';
-import { ChatModel } from '../model/chat';
+import type { IChatModel } from '../model/chat-model';
 import { SessionsModel, sessionTitle } from '../model/sessions';
 
 export class SidebarPanel extends ReactWidget {
   constructor(
     readonly sessions: SessionsModel,
-    readonly chat: ChatModel,
+    readonly chat: IChatModel,
     private _rendermime: IRenderMimeRegistry,
     readonly notebook: ActiveNotebook = new ActiveNotebook(null)
   ) {

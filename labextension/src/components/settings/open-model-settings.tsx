@@ -13,10 +13,10 @@ import {
   switchSession,
   testConnection
 } from '../../api/settings';
-import type { ChatModel } from '../../model/chat';
+import type { IChatModel } from '../../model/chat-model';
 import { IModelSettingsApi, ModelSettingsForm } from './model-settings';
 
-export async function openModelSettings(chat: ChatModel): Promise<void> {
+export async function openModelSettings(chat: IChatModel): Promise<void> {
   const client = chat.client;
   const api: IModelSettingsApi = {
     get: () => getModelSettings(client),

@@ -5,7 +5,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import React from 'react';
 
 import { setAutonomy } from '../../api/notebook-edits';
-import { ChatModel } from '../../model/chat';
+import type { IChatModel } from '../../model/chat-model';
 import { pickNotice } from '../../model/notice';
 import { SessionsModel } from '../../model/sessions';
 import { CardActions } from '../cards/card-actions';
@@ -26,7 +26,7 @@ const STATUS_TEXT: { [status: string]: string } = {
 };
 
 export function ChatPanel(props: {
-  model: ChatModel;
+  model: IChatModel;
   rendermime: IRenderMimeRegistry;
   /** The session list, whose failures share the one notice. */
   sessions?: SessionsModel;

@@ -5,7 +5,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import React from 'react';
 
 import { ActiveNotebook, INotebookRef } from '../../model/active-notebook';
-import { ChatModel } from '../../model/chat';
+import type { IChatModel } from '../../model/chat-model';
 import { SessionsModel } from '../../model/sessions';
 import { BindingBar } from './binding-bar';
 import { ChatPanel } from './chat-panel';
@@ -13,7 +13,7 @@ import { SessionList } from './session-list';
 
 export interface ISidebarProps {
   sessions: SessionsModel;
-  chat: ChatModel;
+  chat: IChatModel;
   rendermime: IRenderMimeRegistry;
   onNew: () => void;
   onRename: (sid: string, title: string) => void;
