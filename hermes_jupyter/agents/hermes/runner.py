@@ -535,7 +535,8 @@ def _result_message(run: Run, agent: Any, result: dict[str, Any], before: dict[s
     if compacted or (session_before and session_after != session_before):
         context, replace = messages, True
     else:
-        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user" and not _nudge(m)), default=-1)
+        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user" and not _nudge(messages, i)),
+                        default=-1)
         context, replace = messages[last_user + 1:], False
     usage: dict[str, Any] = {}
     for key, attr in _COUNTERS.items():
@@ -557,10 +558,12 @@ def _result_message(run: Run, agent: Any, result: dict[str, Any], before: dict[s
     }
 
 
-def _nudge(message: dict[str, Any]) -> bool:
-    """A user message Hermes wrote itself ("[System: ... Continue exactly where you left off ...]"), not the user's."""
-    content = message.get("content")
-    return isinstance(content, str) and content.startswith("[System:")
+def _nudge(messages: list[dict[str, Any]], i: int) -> bool:
+    """Whether messages[i] is a user message Hermes wrote itself after a cut answer ("[System: ... Continue
+    exactly where you left off ...]"), not the user's."""
+    content, before = messages[i].get("content"), messages[i - 1] if i > 0 else {}
+    return (isinstance(content, str) and content.startswith("[System:") and before.get("role") == "assistant"
+            and before.get("finish_reason") == "length")
 
 
 def main() -> None:
