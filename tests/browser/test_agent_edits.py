@@ -23,7 +23,7 @@ import pytest
 from hermes_jupyter.agents.demo_analysis import FIRST_TRY, FIXED, PLOT, PLOT_TITLE
 
 from ..server_process import JupyterServerProcess
-from .lab_page import SIDEBAR, TWO_FRAMES, LabPage
+from .lab_page import RUN_OUTPUT, SIDEBAR, TWO_FRAMES, LabPage
 from .test_notebook_assist import keep_screenshot
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,10 +48,12 @@ def team_server(make_lab_server: Callable[..., JupyterServerProcess]) -> Jupyter
 # -- set-up and reading ------------------------------------------------------------------------
 
 
-def bound_notebook(server: JupyterServerProcess, name: str, autonomy: str | None = None) -> tuple[str, str]:
-    """A one-cell notebook beside sales.csv, its kernel (a Jupyter session JupyterLab will join) and a
+def bound_notebook(server: JupyterServerProcess, name: str, autonomy: str | None = None,
+                   sources: tuple[str, ...] = (FIRST,)) -> tuple[str, str]:
+    """A notebook of these code cells beside sales.csv, its kernel (a Jupyter session JupyterLab will join) and a
     Hermes session bound to both; with `autonomy`, set through the API as a person would. `(session, kernel)`."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(FIRST)], metadata={"kernelspec": KERNELSPEC})
+    cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": KERNELSPEC})
     nbformat.write(nb, server.notebooks / name)
     shutil.copy(REPO / "binder" / "sales.csv", server.notebooks / "sales.csv")
     jupyter = server.jupyter("POST", "api/sessions", {"path": name, "type": "notebook", "name": name,
@@ -130,6 +132,20 @@ def assert_provenance(cell: Any, session_id: str, run_id: str) -> None:
     assert hermes["session_id"] == session_id and hermes["run_id"] == run_id and hermes["tool_call_id"], hermes
     assert hermes["source_sha256"] == hashlib.sha256(cell.source.encode()).hexdigest()
     assert hermes["approved_by"], hermes
+
+
+def save_without_conflict(lab: LabPage) -> None:
+    """Save the notebook in front; fail (not hang) if JupyterLab asks about a file changed on disk instead:
+    the open notebook should already hold everything the server wrote to the file."""
+    lab.execute("docmanager:save", wait=False)
+    lab.page.wait_for_function(
+        "() => !window.jupyterapp.shell.currentWidget.context.model.dirty || !!document.querySelector('.jp-Dialog')",
+        timeout=60_000)
+    dialog = lab.page.locator(".jp-Dialog")
+    if dialog.count():
+        text = " ".join(dialog.inner_text().split())
+        dialog.locator("button:has-text('Cancel')").click()
+        raise AssertionError(f"saving asked instead of saving: {text}")
 
 
 def show_card(lab: LabPage) -> None:
@@ -303,3 +319,30 @@ def test_with_collaboration_on_and_every_browser_closed_mid_turn_the_cells_and_o
     assert any("image/png" in o.get("data", {}) for o in plot.outputs)
     for cell in (fixed, plot):
         assert_provenance(cell, session_id, run_id)
+
+
+def test_from_a_hermes_cell_in_agent_mode_the_cells_land_below_it_and_the_save_keeps_them(lab: LabPage) -> None:
+    """The Binder way: the cell's own output asks the approval and lists the changed cells, which land right
+    below the asking cell (JupyterLab names it); a save then carries the cell's answer and the agent's cells."""
+    name = "agent-cell.ipynb"
+    magic = "%%hermes\n" + PROMPT
+    session_id, _ = bound_notebook(lab.server, name, "agent", ("%load_ext hermes_jupyter", magic, FIRST))
+    lab.open_notebook(name)
+    lab.run_all_cells()
+    button = lab.page.locator(f"{RUN_OUTPUT} [data-testid=hermes-approval][data-pending=true] "
+                              "[data-testid=hermes-approval-allow_turn]")
+    button.wait_for(timeout=TURN_S * 1000)
+    button.click()
+    lab.wait_run_output_status("completed", timeout_s=TURN_S)
+    wait_model_sources(lab, ["%load_ext hermes_jupyter", magic, FIXED, PLOT, FIRST])
+    lab.page.locator(f"{RUN_OUTPUT} [data-testid=hermes-cell-changes] li[data-hermes-cell-change]").nth(1).wait_for(
+        timeout=30_000)
+
+    save_without_conflict(lab)
+    saved = saved_cells(lab.server, name)
+    assert [c.source for c in saved] == ["%load_ext hermes_jupyter", magic, FIXED, PLOT, FIRST]
+    run_id = run_of(lab.server, session_id)
+    for cell in saved[2:4]:
+        assert_provenance(cell, session_id, run_id)
+    assert saved[2].execution_count is not None and any("image/png" in o.get("data", {}) for o in saved[3].outputs)
+    assert saved[1].outputs[-1]["data"]["application/vnd.hermes.run+json"]["status"] == "completed"
