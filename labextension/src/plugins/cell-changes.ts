@@ -111,12 +111,12 @@ class NotebookCatchUp {
       await context.revert();
       return;
     }
-    const file = await this._contents.get(context.path, { type: 'notebook', content: true });
+    const file = await this._contents.get(context.path, { type: 'notebook', content: true, hash: true });
     const cells = ((file.content as { cells?: IDiskCell[] } | null)?.cells ?? []) as IDiskCell[];
     const shared = panel.model!.sharedModel;
     // One op at a time: the notebook's list of cells is brought up to date only after each change.
     planSync(docCells(panel), cells, ids).forEach(op => applyOp(shared, op));
-    adoptFileTime(context, file.last_modified);
+    adoptFileVersion(context, file);
   }
 
   private _running = new Map<string, Promise<void>>();
@@ -173,13 +173,15 @@ function applyOp(shared: ISharedNotebook, op: SyncOp): void {
 
 /**
  * The document now holds the file's version of the cells the server changed, so its next save
- * is no overwrite of a newer file: record the file's time as the one the document last read
- * (JupyterLab otherwise asks whether to overwrite). The context keeps it in a private field;
- * without that field nothing is changed and JupyterLab asks as before.
+ * is no overwrite of a newer file: record the file's time and hash as the ones the document last
+ * read (JupyterLab compares them before saving and otherwise asks whether to overwrite). The
+ * context keeps them in a private field; without that field nothing is changed and JupyterLab
+ * asks as before.
  */
-function adoptFileTime(context: NotebookPanel['context'], lastModified: string): void {
-  const holder = context as unknown as { _contentsModel?: { last_modified: string } | null };
-  if (holder._contentsModel && lastModified) {
-    holder._contentsModel = { ...holder._contentsModel, last_modified: lastModified };
+function adoptFileVersion(context: NotebookPanel['context'], file: Contents.IModel): void {
+  const holder = context as unknown as { _contentsModel?: { [key: string]: unknown } | null };
+  if (holder._contentsModel && file.last_modified) {
+    const hash = file.hash ? { hash: file.hash, hash_algorithm: file.hash_algorithm } : {};
+    holder._contentsModel = { ...holder._contentsModel, last_modified: file.last_modified, ...hash };
   }
 }
