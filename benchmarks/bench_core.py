@@ -32,9 +32,9 @@ from typing import Callable, Iterator
 import orjson
 
 from hermes_jupyter.journal import Journals
-from hermes_jupyter.liveness import LiveRuns
-from hermes_jupyter.recovery import Recovery
-from hermes_jupyter.store import Session, SessionStore
+from hermes_jupyter.recovery.liveness import LiveRuns
+from hermes_jupyter.recovery.repair import Recovery
+from hermes_jupyter.sessions.store import Session, SessionStore
 
 TOKEN = {"text": " a token of about the usual size, with some words in it"}
 #: A model token as providers stream it (about 4 characters): the memory pass with it shows what

@@ -28,7 +28,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.bench_server import summarize  # noqa: E402
-from hermes_jupyter.store import INDEX_NAME, Session, SessionStore  # noqa: E402
+from hermes_jupyter.sessions.store import INDEX_NAME, Session, SessionStore  # noqa: E402
 from tests.server_process import TOKEN, JupyterServerProcess  # noqa: E402
 
 STREAMS = 10

@@ -30,11 +30,11 @@ sys.path.insert(0, str(ROOT))
 from hermes_jupyter.agents.base import TurnRequest  # noqa: E402
 from hermes_jupyter.agents.openai import OpenAIAgent  # noqa: E402
 from hermes_jupyter.journal import Journals  # noqa: E402
-from hermes_jupyter.liveness import LiveRuns  # noqa: E402
-from hermes_jupyter.recovery import Recovery  # noqa: E402
+from hermes_jupyter.recovery.liveness import LiveRuns  # noqa: E402
+from hermes_jupyter.recovery.repair import Recovery  # noqa: E402
 from hermes_jupyter.runs.fanout import Heartbeat  # noqa: E402
 from hermes_jupyter.runs.manager import RunManager  # noqa: E402
-from hermes_jupyter.store import SessionStore  # noqa: E402
+from hermes_jupyter.sessions.store import SessionStore  # noqa: E402
 from tests.fakes.local_model import LocalModelServer, cached_build  # noqa: E402
 
 PROMPT = "Tell me a short story about a dragon who loves tea."

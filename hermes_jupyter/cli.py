@@ -113,7 +113,7 @@ class SessionsApp(_StateDirApp):
     flags = {"json": ({"SessionsApp": {"as_json": True}}, "Print JSON lines.")}
 
     def start(self) -> None:
-        from .store import SessionStore
+        from .sessions.store import SessionStore
 
         root = self.resolved_state_dir() / "sessions"
         if not root.is_dir():
@@ -158,7 +158,7 @@ class GcApp(_StateDirApp):
     def start(self) -> None:
         from .journal import Journals
         from .retention import collect
-        from .store import SessionStore
+        from .sessions.store import SessionStore
 
         state_dir = self.resolved_state_dir()
         if not (state_dir / "runs").is_dir():

@@ -23,7 +23,7 @@ from typing import Any, Iterator
 
 from . import markers
 from .journal import Journals, files
-from .store import CorruptSession, Session, SessionStore, UnknownSession
+from .sessions.store import CorruptSession, Session, SessionStore, UnknownSession
 
 log = logging.getLogger(__name__)
 

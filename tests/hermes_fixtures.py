@@ -12,9 +12,9 @@ import pytest
 
 from hermes_jupyter.events import JournalRow
 from hermes_jupyter.journal import Journals
-from hermes_jupyter.liveness import LiveRuns
-from hermes_jupyter.recovery import Recovery
-from hermes_jupyter.store import Session, SessionStore
+from hermes_jupyter.recovery.liveness import LiveRuns
+from hermes_jupyter.recovery.repair import Recovery
+from hermes_jupyter.sessions.store import Session, SessionStore
 
 
 @dataclass

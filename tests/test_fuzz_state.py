@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_jupyter.server.errors import mapped
-from hermes_jupyter.store import INDEX_NAME, Session, SessionStore
+from hermes_jupyter.sessions.store import INDEX_NAME, Session, SessionStore
 
 from .hermes_fixtures import Core, build_core
 

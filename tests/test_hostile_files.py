@@ -24,7 +24,7 @@ from hermes_jupyter.fsio import NotAFile, ReadCaps, TooLarge, read_capped
 from hermes_jupyter.journal import JournalBusy, Journals
 from hermes_jupyter.journal import files
 from hermes_jupyter.journal.files import CorruptJournal, sealed_path
-from hermes_jupyter.store import CorruptSession, Session, SessionStore
+from hermes_jupyter.sessions.store import CorruptSession, Session, SessionStore
 
 SID, RUN = "sid_1", "run_1"
 DEADLINE_S = 10
@@ -240,7 +240,7 @@ LIMITED = textwrap.dedent("""
     resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
     from pathlib import Path
     from hermes_jupyter.journal import Journals, ReadStats
-    from hermes_jupyter.store import SessionStore
+    from hermes_jupyter.sessions.store import SessionStore
     state, case = Path(sys.argv[1]), sys.argv[2]
     out = {}
     def attempt(name, fn):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hermes_jupyter import jsonstream
-from hermes_jupyter.store import Session, SessionStore
+from hermes_jupyter.sessions.store import Session, SessionStore
 
 
 @pytest.mark.parametrize("data", [

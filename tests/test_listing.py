@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_jupyter.listing import BadCursor
-from hermes_jupyter.store import SessionStore
+from hermes_jupyter.sessions.listing import BadCursor
+from hermes_jupyter.sessions.store import SessionStore
 
 from .hermes_fixtures import Core, build_core, save_pending_session
 

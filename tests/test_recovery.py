@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from hermes_jupyter import markers
-from hermes_jupyter.store import Session
+from hermes_jupyter.sessions.store import Session
 
 from .hermes_fixtures import Core, build_core, make_session, save_pending_session
 

@@ -15,7 +15,7 @@ import pytest
 
 from hermes_jupyter import paths
 from hermes_jupyter.runs.settle import settle_error
-from hermes_jupyter.store import SessionStore
+from hermes_jupyter.sessions.store import SessionStore
 from hermes_jupyter.transcript import Verdict, fold
 
 from .hermes_fixtures import Core, make_session, make_stale_session

@@ -10,8 +10,8 @@ import pytest
 
 from hermes_jupyter import markers, transcript
 from hermes_jupyter.runs import settle
-from hermes_jupyter.recovery import has_pending_journal_retry
-from hermes_jupyter.store import Session
+from hermes_jupyter.recovery.repair import has_pending_journal_retry
+from hermes_jupyter.sessions.store import Session
 
 from .hermes_fixtures import Core, make_session
 from .test_sidecar_repair_seed import _apply

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hermes_jupyter.ids import InvalidId
-from hermes_jupyter.store import INDEX_NAME, CorruptSession, SessionStore, UnknownSession
+from hermes_jupyter.sessions.store import INDEX_NAME, CorruptSession, SessionStore, UnknownSession
 
 
 @pytest.fixture

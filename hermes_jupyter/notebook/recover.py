@@ -18,12 +18,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, MutableMapping
 
-from ..evidence import read_transcript
+from ..recovery.evidence import read_transcript
 from ..fsio import atomic_write
 from ..ids import is_valid_id
 from ..journal import Journals
-from ..recovery import judge_dead_run
-from ..store import CorruptSession, Session, UnknownSession, read_sidecar
+from ..recovery.repair import judge_dead_run
+from ..sessions.store import CorruptSession, Session, UnknownSession, read_sidecar
 from ..transcript import Transcript, Verdict, part_reader, whole_answer
 from ..transcript.proposals import with_decisions
 from ..transcript.turns import find_turn, turn_transcript

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from ..store import Session
+from ..sessions.store import Session
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Literal
 import msgspec
 
 from ..journal import Journals
-from ..store import SessionStore
+from ..sessions.store import SessionStore
 from ..transcript import Transcript, TranscriptFold
 from ..transcript.proposals import with_decisions
 from ..transcript.rows import Row

@@ -18,7 +18,7 @@ from typing import Any
 from ..agents.base import Continuation, EventSink
 from ..events import CONTINUATION
 from ..ids import is_valid_id
-from ..store import Session
+from ..sessions.store import Session
 from ..transcript import continued_answer, continued_turn_start
 from . import settle
 

@@ -16,10 +16,10 @@ import time
 from typing import Any, Awaitable, Callable, Final
 
 from ..fsio import is_disk_full
-from ..liveness import LiveRuns
+from ..recovery.liveness import LiveRuns
 from ..markers import DISK_FULL_MESSAGE as DISK_FULL_MESSAGE, DISK_FULL_NOTE as DISK_FULL_NOTE
-from ..recovery import Recovery
-from ..store import SessionStore
+from ..recovery.repair import Recovery
+from ..sessions.store import SessionStore
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..store import Session
+from ..sessions.store import Session
 from .manager import RunManager
 from .run import Run
 

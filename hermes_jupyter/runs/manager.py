@@ -20,16 +20,16 @@ from ..agents.base import AgentBackend, NotebookBinding, TurnRequest, TurnResult
 from ..agents.errors import failed_turn
 from ..agents.usage import usage_payload
 from ..events import USAGE
-from ..deletion import delete_session as delete_session_now
+from ..sessions.deletion import delete_session as delete_session_now
 from ..fsio import is_disk_full
 from ..ids import new_run_id, validate_id
 from ..journal import Journals
-from ..liveness import LiveRuns, RunActive as RunActive  # RunActive: handlers map it to 409
+from ..recovery.liveness import LiveRuns, RunActive as RunActive  # RunActive: handlers map it to 409
 from ..markers import known_cause
 from ..redact import PATTERNS_ONLY, Redactor
-from ..recovery import Recovery
-from ..store import Session, SessionStore
-from ..titles import title_for_turn
+from ..recovery.repair import Recovery
+from ..sessions.store import Session, SessionStore
+from ..sessions.titles import title_for_turn
 from ..transcript import Transcript, TranscriptFold, Verdict, api_messages
 from . import continuation, settle
 from .continuation import NothingToContinue as NothingToContinue  # raised by continue_turn; handlers map it to 409

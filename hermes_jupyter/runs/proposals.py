@@ -15,7 +15,7 @@ from typing import Any, Mapping
 import msgspec
 
 from ..agents.answered import AnsweredBy
-from ..store import CorruptSession, SessionStore, UnknownSession
+from ..sessions.store import CorruptSession, SessionStore, UnknownSession
 from ..transcript import Transcript
 from ..transcript.proposals import decider_of, find_proposal, record_decision
 

@@ -26,7 +26,7 @@ import msgspec
 from ..agents.base import NotebookBinding, Steers
 from ..events import STATUS
 from ..ids import new_run_id, validate_id
-from ..store import Session
+from ..sessions.store import Session
 from .manager import RunManager
 from .run import Draining, Run
 

@@ -22,9 +22,9 @@ from typing import Any, Final, Literal, cast
 from .. import markers
 from ..agents.base import TurnResult
 from ..events import APPERROR, CANCEL, DONE, INTERRUPTED_ERROR_TYPE, JournalRow, terminal_state_for
-from ..evidence import Evidence, TerminalError, recoverable_terminal_error
+from ..recovery.evidence import Evidence, TerminalError, recoverable_terminal_error
 from ..markers import Cause
-from ..store import Session, SessionStore
+from ..sessions.store import Session, SessionStore
 from ..transcript import (
     Transcript, TranscriptFold, append_to_context, context_projection, continued_turn_start, merge, terminal_marker,
 )

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 import msgspec
 
 from ..agents.answered import AnsweredBy
-from ..evidence import read_transcript
+from ..recovery.evidence import read_transcript
 from ..ids import validate_id
 from ..journal import Journals
 from ..notebook.outputs import MimeBundle
 from ..notebook.recover import bundle_of, stored_transcript
-from ..recovery import Recovery
-from ..store import CorruptSession, SessionStore, UnknownSession
+from ..recovery.repair import Recovery
+from ..sessions.store import CorruptSession, SessionStore, UnknownSession
 from ..transcript import Transcript
 from ..transcript.proposals import with_decisions
 from ..transcript.turns import StoredTurn, find_turn

@@ -29,13 +29,13 @@ from ..agents.endpoint_settings import SETTING_NAMES, Endpoint, SettingsStore
 from ..agents.registry import BACKENDS, BackendContext, configurable_classes
 from ..fsio import DEFAULT_CAPS, ReadCaps
 from ..journal import DURABILITY_POLICIES, Journals
-from ..liveness import LiveRuns
+from ..recovery.liveness import LiveRuns
 from ..paths import core_transcript_dir, default_state_dir
-from ..recovery import Recovery, RecoveryPolicy
+from ..recovery.repair import Recovery, RecoveryPolicy
 from ..redact import Redactor, redact_logs
 from ..retention import RetentionPolicy, collect
 from ..runs.manager import RunManager
-from ..store import SessionStore
+from ..sessions.store import SessionStore
 from .autonomy import MAX_SETTING as MAX_AUTONOMY
 from .completion import ALLOW_SETTING as ALLOW_COMPLETION, close_client, handlers as completion_handlers
 from .handlers import default_handlers

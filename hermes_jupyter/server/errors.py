@@ -25,12 +25,12 @@ from ..fsio import NotAFile, SymlinkRefused, TooLarge, is_disk_full
 from ..ids import InvalidId
 from ..journal import JournalBusy
 from ..journal.files import CorruptJournal, RefusedJournal
-from ..listing import BadCursor
+from ..sessions.listing import BadCursor
 from ..runs.manager import Draining, NothingToContinue, NothingToRetry, RunActive
 from ..runs.queue import MAX_QUEUED, CannotSteer, QueueFull
 from ..runs.proposals import ProposalDecided, UnknownProposal
 from ..runs.status import UnknownRun
-from ..store import CorruptSession, UnknownSession
+from ..sessions.store import CorruptSession, UnknownSession
 from .kernel_token import PREFIX as KERNEL_TOKEN_PREFIX
 
 DISK_FULL = "The server's disk is full, so nothing was saved. Free some space on the server, then try again."

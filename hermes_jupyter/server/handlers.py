@@ -24,10 +24,10 @@ from ..agents.base import NotebookBinding
 from ..attachments import AttachmentError, validate_attachments
 from ..agents.models import describe_models
 from ..ids import validate_id
-from ..listing import Page
+from ..sessions.listing import Page
 from ..runs.first_turn import create_with_first_turn
 from ..runs.queue import Mode
-from ..titles import UNTITLED
+from ..sessions.titles import UNTITLED
 from ..transcript.rows import PROPOSAL_DECISIONS
 from .answerer import answering_person
 from .autonomy import chosen_autonomy, max_autonomy

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..agents.base import NotebookBinding
 from ..runs.status import UnknownRun
-from ..store import UnknownSession
+from ..sessions.store import UnknownSession
 from .errors import user_error
 from .principals import Principal, principal_of
 from .services import HermesServices

@@ -8,11 +8,11 @@ from pathlib import Path
 from ..agents.approvals import ApprovalBroker
 from ..agents.clarify import ClarifyBroker
 from ..journal import Journals
-from ..liveness import LiveRuns
-from ..recovery import Recovery
+from ..recovery.liveness import LiveRuns
+from ..recovery.repair import Recovery
 from ..runs.manager import RunManager
 from ..runs.queue import TurnQueue
-from ..store import SessionStore
+from ..sessions.store import SessionStore
 from .notebook_editor import NotebookEditor
 from .rooms import SharedNotebooks
 

@@ -19,7 +19,7 @@ from .. import events
 from ..agents.answered import AnsweredBy
 from ..journal import Journals
 from ..notebook.cell_edits import CellChange
-from ..store import SessionStore
+from ..sessions.store import SessionStore
 from ..transcript.cell_reviews import reviewed_turns
 from .notebook_editor import NotebookEditor, NotebookUnavailable
 from .services import HermesServices

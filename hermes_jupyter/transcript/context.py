@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..attachments import model_message
-from ..store import Session
+from ..sessions.store import Session
 
 _LONG_ARG_KEYS = frozenset({"command", "path", "patch", "content", "code", "file_path"})
 _API_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")

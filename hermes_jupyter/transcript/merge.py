@@ -19,7 +19,7 @@ import time
 from typing import Any, Final, Iterator
 
 from ..agents.answered import AnsweredBy
-from ..store import Session
+from ..sessions.store import Session
 from .context import append_to_context, cut_args, existing_tool_card, normalize_text
 from .proposals import decision_fields, proposal_card
 from .rows import (

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..agents.answered import AnsweredBy, answered_by_of
-from ..store import Session
+from ..sessions.store import Session
 from .rows import PROPOSAL_DECISIONS, ProposalRow, ProposalStatus, Row, Transcript
 from .turns import with_decision
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from hermes_jupyter.agents.demo import DemoAgent
 from hermes_jupyter.journal import Journals
-from hermes_jupyter.liveness import LiveRuns
-from hermes_jupyter.recovery import Recovery
+from hermes_jupyter.recovery.liveness import LiveRuns
+from hermes_jupyter.recovery.repair import Recovery
 from hermes_jupyter.runs.fanout import Heartbeat
 from hermes_jupyter.runs.manager import RunManager
-from hermes_jupyter.store import SessionStore
+from hermes_jupyter.sessions.store import SessionStore
 
 
 async def main(state: Path) -> None:

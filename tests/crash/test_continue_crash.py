@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_jupyter.store import Session
+from hermes_jupyter.sessions.store import Session
 
 from ..hermes_fixtures import build_core, build_engine
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from hermes_jupyter.journal import Journals
-from hermes_jupyter.liveness import LiveRuns
-from hermes_jupyter.recovery import Recovery
-from hermes_jupyter.store import Session, SessionStore
+from hermes_jupyter.recovery.liveness import LiveRuns
+from hermes_jupyter.recovery.repair import Recovery
+from hermes_jupyter.sessions.store import Session, SessionStore
 
 CHILD = Path(__file__).with_name("journal_child.py")
 ITERATIONS = int(os.environ.get("HERMES_CRASH_ITERATIONS", "50"))

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from hermes_jupyter.journal import Journals
-from hermes_jupyter.liveness import LiveRuns
-from hermes_jupyter.recovery import Recovery
-from hermes_jupyter.store import SessionStore
+from hermes_jupyter.recovery.liveness import LiveRuns
+from hermes_jupyter.recovery.repair import Recovery
+from hermes_jupyter.sessions.store import SessionStore
 
 CHILD = Path(__file__).with_name("run_child.py")
 

@@ -13,7 +13,7 @@ import pytest
 from hermes_jupyter.agents.base import NotebookBinding
 from hermes_jupyter.events import CONTINUATION
 from hermes_jupyter.runs.manager import NothingToContinue, RunActive
-from hermes_jupyter.store import Session
+from hermes_jupyter.sessions.store import Session
 
 from ..hermes_fixtures import Core, Engine, build_core, build_engine
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from hermes_jupyter.runs.manager import RunActive
-from hermes_jupyter.store import UnknownSession
+from hermes_jupyter.sessions.store import UnknownSession
 
 from ..hermes_fixtures import Engine
 

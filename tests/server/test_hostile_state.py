@@ -121,7 +121,7 @@ async def test_delete_is_all_or_nothing_when_removing_the_sidecar_fails(
     def refuse(path: Any, *args: Any, **kwargs: Any) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("hermes_jupyter.store.os.unlink", refuse)
+    monkeypatch.setattr("hermes_jupyter.sessions.store.os.unlink", refuse)
     code, _ = await api.call("DELETE", "sessions", sid)
     assert code == 500
     monkeypatch.undo()
@@ -138,7 +138,7 @@ async def test_a_failed_save_leaves_the_session_as_it_was(
     def fail(path: Any, data: bytes) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr("hermes_jupyter.store.atomic_write", fail)
+    monkeypatch.setattr("hermes_jupyter.sessions.store.atomic_write", fail)
     code, _ = await api.call("PATCH", "sessions", sid, body={"title": "after"})
     assert code == 500
     assert hermes.store.cached(sid) is None or hermes.store.cached(sid).title == "before"

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from hermes_jupyter.store import INDEX_NAME, SessionStore
-from hermes_jupyter.titles import MAX_TITLE_CHARS, UNTITLED, title_for_turn, title_from_prompt
+from hermes_jupyter.sessions.store import INDEX_NAME, SessionStore
+from hermes_jupyter.sessions.titles import MAX_TITLE_CHARS, UNTITLED, title_for_turn, title_from_prompt
 
 from .client import HermesClient
 

@@ -18,7 +18,7 @@ from hermes_jupyter import events, markers
 from hermes_jupyter.journal import Journals
 from hermes_jupyter.notebook.outputs import RUN_MIME, final_bundle, fold_rows
 from hermes_jupyter.notebook.recover import recover_notebook_file
-from hermes_jupyter.store import Session, SessionStore
+from hermes_jupyter.sessions.store import Session, SessionStore
 
 from .client import HermesClient
 

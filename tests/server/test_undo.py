@@ -105,7 +105,7 @@ async def test_bad_requests_are_plain_errors(api: HermesClient, hermes: Any, jp_
 
 def test_a_turn_settled_after_its_undo_keeps_the_review_on_its_rows() -> None:
     from hermes_jupyter.runs.settle import store_turn
-    from hermes_jupyter.store import Session
+    from hermes_jupyter.sessions.store import Session
     from hermes_jupyter.transcript import TranscriptFold
     from hermes_jupyter.transcript.rows import CellChangeRow
 

@@ -10,7 +10,7 @@ import pytest
 from hermes_jupyter import events as ev
 from hermes_jupyter.agents.answered import TIMEOUT, AnsweredBy, answered_by_of, person
 from hermes_jupyter.notebook.outputs import render_markdown, render_plain
-from hermes_jupyter.store import Session
+from hermes_jupyter.sessions.store import Session
 from hermes_jupyter.transcript import Verdict, fold, merge
 from hermes_jupyter.transcript.proposals import record_decision, with_decisions
 from hermes_jupyter.transcript.rows import ApprovalRow, ClarifyRow, ProposalRow, ToolRow, Transcript, rows_json

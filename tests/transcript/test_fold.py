@@ -8,7 +8,7 @@ import msgspec
 
 from hermes_jupyter import events as ev
 from hermes_jupyter.events import JournalRow
-from hermes_jupyter.store import Session
+from hermes_jupyter.sessions.store import Session
 from hermes_jupyter.transcript import TranscriptFold, Verdict, fold, merge
 from hermes_jupyter.transcript.rows import ApprovalRow, PlanRow, ToolRow, rows_json
 

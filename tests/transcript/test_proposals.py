@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hermes_jupyter.store import Session
+from hermes_jupyter.sessions.store import Session
 from hermes_jupyter.transcript import merge
 from hermes_jupyter.transcript.proposals import with_decisions
 from hermes_jupyter.transcript.rows import ProposalRow, Transcript

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from hermes_jupyter import events as ev
-from hermes_jupyter.store import Session
+from hermes_jupyter.sessions.store import Session
 from hermes_jupyter.transcript import TranscriptFold, Verdict, merge
 from hermes_jupyter.transcript.fold import _JOIN_EVERY
 

@@ -13,7 +13,7 @@ import pytest
 
 from hermes_jupyter.agents.answered import AnsweredBy
 from hermes_jupyter.agents.base import TurnResult
-from hermes_jupyter.store import Session
+from hermes_jupyter.sessions.store import Session
 from hermes_jupyter.transcript import TranscriptFold
 from hermes_jupyter.transcript.old_turns import turns_from_messages
 from hermes_jupyter.transcript.rows import Row, Transcript
@@ -169,7 +169,7 @@ def test_a_crashed_turn_is_stored_with_the_marker_recovery_wrote(hermes_core: An
 
 def test_a_long_stored_turn_is_written_row_by_row_and_read_back_equal(tmp_path: Path) -> None:
     from hermes_jupyter import jsonstream
-    from hermes_jupyter.store import LONG_TEXT_KEYS, NESTED_LIST_KEYS, SessionStore
+    from hermes_jupyter.sessions.store import LONG_TEXT_KEYS, NESTED_LIST_KEYS, SessionStore
 
     long_text = "word " * (jsonstream.LONG_TEXT // 4)  # longer than one slice
     rows = msgspec.convert([{"kind": "assistant", "id": f"r1:a:{n}", "text": f"part {n}"} for n in range(500)]

@@ -26,16 +26,16 @@ from typing import Any
 
 import orjson
 
-from . import markers
+from .. import markers
 from .evidence import Evidence, read_evidence
-from .fsio import read_capped
-from .ids import is_valid_id
-from .journal import Journals
-from .journal.reader import gc_paused
+from ..fsio import read_capped
+from ..ids import is_valid_id
+from ..journal import Journals
+from ..journal.reader import gc_paused
 from .liveness import LiveRuns
-from .runs import settle
-from .store import CorruptSession, Session, SessionStore, UnknownSession
-from .transcript import Verdict
+from ..runs import settle
+from ..sessions.store import CorruptSession, Session, SessionStore, UnknownSession
+from ..transcript import Verdict
 
 log = logging.getLogger(__name__)
 

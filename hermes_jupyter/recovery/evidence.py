@@ -12,10 +12,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import events
-from .events import JournalRow
-from .journal import Journals, ReadStats
-from .transcript import Transcript, TranscriptFold, Verdict
+from .. import events
+from ..events import JournalRow
+from ..journal import Journals, ReadStats
+from ..transcript import Transcript, TranscriptFold, Verdict
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ Nothing is followed through a symbolic link.
 
 from __future__ import annotations
 
-from .journal import Journals
-from .liveness import LiveRuns, RunActive
+from ..journal import Journals
+from ..recovery.liveness import LiveRuns, RunActive
 from .store import CorruptSession, SessionStore
 
 

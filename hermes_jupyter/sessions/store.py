@@ -21,12 +21,12 @@ from typing import Any
 import msgspec
 import orjson
 
-from .autonomy import DEFAULT_AUTONOMY, Autonomy
-from .fsio import DEFAULT_CAPS, ReadCaps, atomic_write, ensure_dir, open_dir_nofollow, read_capped, remove_tree_at
-from .ids import is_valid_id, new_session_id, validate_id
-from .jsonstream import encode
+from ..autonomy import DEFAULT_AUTONOMY, Autonomy
+from ..fsio import DEFAULT_CAPS, ReadCaps, atomic_write, ensure_dir, open_dir_nofollow, read_capped, remove_tree_at
+from ..ids import is_valid_id, new_session_id, validate_id
+from ..jsonstream import encode
 from .listing import ListingOrder, Page
-from .schemas import check_index
+from ..schemas import check_index
 from .titles import UNTITLED, subtitle
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ class Session:
             raise ValueError(str(exc)) from None
         session.extra = {k: v for k, v in data.items() if k not in _KNOWN and k != "message_count"}
         if "turns" not in data and session.messages:  # written before turns were stored: the one converter
-            from .transcript.old_turns import turns_from_messages
+            from ..transcript.old_turns import turns_from_messages
 
             session.turns = turns_from_messages(session.messages, session.tool_calls)
         return session
@@ -492,7 +492,7 @@ def _remove_entry(path: Path, *, tree: bool) -> None:
 
 # Imported last: the transcript package reads `Session` from this module (the field's type is resolved when
 # a sidecar is first converted, by then this name is bound).
-from .transcript.turns import StoredTurn  # noqa: E402
+from ..transcript.turns import StoredTurn  # noqa: E402
 
 
 def read_sidecar(path: Path, cap: int = DEFAULT_CAPS.sidecar) -> Session:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from .redact import Redactor
+from ..redact import Redactor
 
 UNTITLED: Final = "New session"
 #: Characters of a made title, ellipsis included: what a sidebar row shows on one line.
