@@ -335,8 +335,11 @@ def test_from_a_hermes_cell_in_agent_mode_the_cells_land_below_it_and_the_save_k
     button.click()
     lab.wait_run_output_status("completed", timeout_s=TURN_S)
     wait_model_sources(lab, ["%load_ext hermes_jupyter", magic, FIXED, PLOT, FIRST])
-    lab.page.locator(f"{RUN_OUTPUT} [data-testid=hermes-cell-changes] li[data-hermes-cell-change]").nth(1).wait_for(
-        timeout=30_000)
+    in_cell = lab.page.locator(f"{RUN_OUTPUT} [data-testid=hermes-cell-changes]")
+    in_cell.locator("li[data-hermes-cell-change]").nth(1).wait_for(timeout=30_000)
+    in_cell.evaluate("(card) => card.scrollIntoView({block: 'start'})")
+    lab.page.evaluate(TWO_FRAMES)
+    keep_screenshot(lab, "agent-edits-cell")
 
     save_without_conflict(lab)
     saved = saved_cells(lab.server, name)
