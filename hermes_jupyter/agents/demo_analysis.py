@@ -183,7 +183,8 @@ async def _proposed(scene: _Scene, first: Outcome) -> AsyncIterator[Step]:
     async for step in scene.call(INSERT_CELL, {"source": PLOT, "cell_type": "code"}, plot):
         yield step
     sentence = (f" I proposed two cells, the revenue per region and a bar chart titled “{PLOT_TITLE}”; accept them "
-                "and run them to see the plot." if not plot[0].is_error else f" The plot was not proposed: {plot[0].text}")
+                "and run them to see the plot." if not plot[0].is_error
+                else f" The plot was not proposed: {_first_line(plot[0].text)}")
     for step in scene.say(sentence):
         yield step
 

@@ -44,11 +44,14 @@ class Registry:
         if name == "edit_cell":
             self.cells[args["cell_id"]] = args["source"]
             return f"Applied: cell_id={args['cell_id']} now holds the new source.", False
+        if self.mode == "deny":
+            return f"applied: false\nDenied by the user: cell_id={args['cell_id']} was not run.", True
         source = self.cells[args["cell_id"]]
         if source == FIRST_TRY:
             return f"Applied: ran cell_id={args['cell_id']}, execution count 1.\n{self.first_run}", False
         if source == PLOT:
-            return f"Applied: ran cell_id={args['cell_id']}, execution count 3.\n[display_data] an image (image/png)", False
+            return (f"applied: true\nRan cell cell_id={args['cell_id']} In[3]. It ran. Its outputs are in the cell:\n"
+                    "[display_data] <Figure size 640x480 with 1 Axes> (an image: image/png 630×470)"), False
         return (f"applied: true\nRan cell cell_id={args['cell_id']} In[2]. It ran. Its outputs are in the cell:\n"
                 "[execute_result] region\nnorth    1651.8\nwest     1608.0\nName: revenue, dtype: float64"), False
 
@@ -75,7 +78,8 @@ def test_in_agent_mode_the_scene_inserts_runs_reads_the_error_fixes_and_plots() 
     text = sink.text()
     assert "It failed: `KeyError: 'Column not found: revenue'`. The CSV has no `revenue` column" in text
     assert "The fixed cell ran: north leads with 1651.8. Now a plot of it." in text
-    assert text.endswith(f"The bar chart “{PLOT_TITLE}” is in the cell below the fixed one, with the regions by revenue.")
+    assert text.endswith(f"The bar chart “{PLOT_TITLE}” is in the cell below the fixed one, "
+                         "with the regions by revenue.")
 
 
 def test_in_propose_mode_the_scene_says_nothing_ran_and_proposes_the_plot() -> None:
@@ -90,7 +94,8 @@ def test_in_ask_mode_the_scene_stops_with_the_tools_refusal() -> None:
     registry = Registry("ask")
     text = _run(registry).text()
     assert registry.calls == [("insert_cell", registry.calls[0][1])]
-    assert text.endswith("I could not add the cell: In Ask mode the agent only reads the notebook; nothing was changed.")
+    assert text.endswith("I could not add the cell: In Ask mode the agent only reads the notebook; "
+                         "nothing was changed.")
 
 
 def test_another_error_than_the_expected_one_is_reported_and_nothing_is_fixed() -> None:
@@ -99,6 +104,13 @@ def test_another_error_than_the_expected_one_is_reported_and_nothing_is_fixed() 
     assert [name for name, _ in registry.calls] == ["insert_cell", "run_cell"]
     assert "after_cell_id" not in registry.calls[0][1]  # no asking cell: at the end of the notebook
     assert "FileNotFoundError" in text and "put a copy there" in text
+
+
+def test_a_denied_run_is_said_as_denied_and_the_scene_stops() -> None:
+    registry = Registry("deny")
+    text = _run(registry).text()
+    assert [name for name, _ in registry.calls] == ["insert_cell", "run_cell"]
+    assert text.endswith("That did not go as planned, so I stopped: Denied by the user: cell_id=c1 was not run.")
 
 
 def test_an_unbound_turn_says_how_to_bind_and_calls_nothing() -> None:

@@ -313,7 +313,8 @@ def test_with_collaboration_on_and_every_browser_closed_mid_turn_the_cells_and_o
         time.sleep(0.2)
     rows = journal(server, run_id)
     assert rows[-1]["event"] == "done"
-    print("\n[closed mid-turn] the changes landed:", [r["payload"]["landed"] for r in rows if r["event"] == "cell_change"])
+    landed = [r["payload"]["landed"] for r in rows if r["event"] == "cell_change"]
+    print("\n[closed mid-turn] the changes landed:", landed)
     fixed, plot = wait_saved_sources(server, name, [FIRST, FIXED, PLOT], outputs=True)[1:]
     assert fixed.execution_count is not None and "north" in str(fixed.outputs[0]["data"]["text/plain"])
     assert any("image/png" in o.get("data", {}) for o in plot.outputs)
