@@ -34,6 +34,7 @@ import orjson
 from hermes_jupyter.journal import Journals
 from hermes_jupyter.recovery.liveness import LiveRuns
 from hermes_jupyter.recovery.repair import Recovery
+from hermes_jupyter.runs import settle
 from hermes_jupyter.sessions.store import Session, SessionStore
 
 TOKEN = {"text": " a token of about the usual size, with some words in it"}
@@ -144,7 +145,7 @@ def bench_settled_bytes(root: Path, tokens: int = 2_000) -> dict[str, object]:
     from hermes_jupyter.runs.manager import RunManager
 
     store, journals, live = SessionStore(root / "settled" / "sessions"), Journals(root / "settled" / "runs"), LiveRuns()
-    manager = RunManager(store, journals, Recovery(store, journals, live), live, {"demo": DemoAgent(token_delay=0)})
+    manager = RunManager(store, journals, Recovery(store, journals, live, settler=settle), live, {"demo": DemoAgent(token_delay=0)})
 
     async def turn() -> tuple[str, str]:
         session = store.create()
@@ -193,7 +194,7 @@ def cold_recovery(case: Path, events: int, token: dict[str, str] = TOKEN) -> Ite
     store, journals = build_interrupted_run(case, events, token)
     store.evict("bench_sid")
     try:
-        yield Recovery(store, journals, LiveRuns(), process_started_at=time.time())
+        yield Recovery(store, journals, LiveRuns(), settler=settle, process_started_at=time.time())
     finally:
         journals.close()
         store.close()

@@ -25,6 +25,7 @@ from hermes_jupyter.agents.demo import DemoAgent
 from hermes_jupyter.journal import Journals
 from hermes_jupyter.recovery.liveness import LiveRuns
 from hermes_jupyter.recovery.repair import Recovery
+from hermes_jupyter.runs import settle
 from hermes_jupyter.runs.fanout import Heartbeat
 from hermes_jupyter.runs.manager import RunManager
 from hermes_jupyter.sessions.store import SessionStore
@@ -32,7 +33,7 @@ from hermes_jupyter.sessions.store import SessionStore
 
 def build(root: Path, token_delay: float) -> RunManager:
     store, journals, live = SessionStore(root / "sessions"), Journals(root / "runs"), LiveRuns()
-    return RunManager(store, journals, Recovery(store, journals, live), live, {"demo": DemoAgent(token_delay=token_delay)})
+    return RunManager(store, journals, Recovery(store, journals, live, settler=settle), live, {"demo": DemoAgent(token_delay=token_delay)})
 
 
 def close(manager: RunManager) -> None:

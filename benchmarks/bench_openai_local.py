@@ -32,6 +32,7 @@ from hermes_jupyter.agents.openai import OpenAIAgent  # noqa: E402
 from hermes_jupyter.journal import Journals  # noqa: E402
 from hermes_jupyter.recovery.liveness import LiveRuns  # noqa: E402
 from hermes_jupyter.recovery.repair import Recovery  # noqa: E402
+from hermes_jupyter.runs import settle
 from hermes_jupyter.runs.fanout import Heartbeat  # noqa: E402
 from hermes_jupyter.runs.manager import RunManager  # noqa: E402
 from hermes_jupyter.sessions.store import SessionStore  # noqa: E402
@@ -90,7 +91,7 @@ def _median(runs: list[dict[str, Any]], key: str) -> float:
 async def measure(base_url: str, model: str, repeats: int, max_tokens: int, root: Path) -> dict[str, Any]:
     agent = OpenAIAgent(base_url=base_url, model=model, api_key="not-needed", temperature=0.0, max_tokens=max_tokens)
     store, journals, live = SessionStore(root / "sessions"), Journals(root / "runs"), LiveRuns()
-    manager = RunManager(store, journals, Recovery(store, journals, live), live, {"openai": agent},
+    manager = RunManager(store, journals, Recovery(store, journals, live, settler=settle), live, {"openai": agent},
                          default_backend="openai")
     request = TurnRequest(session_id="bench", run_id="bench", message=PROMPT, history=[])
     body = agent._request_body(model, agent._opening_messages(request), None)  # the backend's own body

@@ -22,7 +22,7 @@ from .paths import default_state_dir
 from .retention import RetentionPolicy
 
 if TYPE_CHECKING:
-    from .kernel.client import ServerInfo
+    from .api_client import ServerInfo
 
 _STATE_DIR_HELP = (
     "The hermes-jupyter state directory (default: $HERMES_JUPYTER_STATE_DIR, else $HERMES_HOME/jupyter, "

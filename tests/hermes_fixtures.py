@@ -14,6 +14,7 @@ from hermes_jupyter.events import JournalRow
 from hermes_jupyter.journal import Journals
 from hermes_jupyter.recovery.liveness import LiveRuns
 from hermes_jupyter.recovery.repair import Recovery
+from hermes_jupyter.runs import settle
 from hermes_jupyter.sessions.store import Session, SessionStore
 
 
@@ -52,7 +53,7 @@ def build_core(tmp_path: Path, *, process_started_at: float | None = None) -> Co
     journals = Journals(state / "runs")
     live = LiveRuns()
     recovery = Recovery(
-        store, journals, live, core_dir=home / "sessions",
+        store, journals, live, settler=settle, core_dir=home / "sessions",
         process_started_at=process_started_at if process_started_at is not None else time.time(),
     )
     return Core(state, home, store, journals, live, recovery)

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from .client import HermesApiError, HermesClient, RunStream, ServerInfo, StreamLost, find_server
+from ..api_client import HermesApiError, HermesClient, RunStream, ServerInfo, StreamLost, find_server
 from .parts import earlier_parts
 from .view import LiveCell
 

@@ -14,7 +14,7 @@ import httpx
 from ..notebook.outputs import RunOutput
 from ..transcript.chain import MAX_PARTS
 from ..transcript.rows import Transcript
-from .client import HermesApiError, HermesClient
+from ..api_client import HermesApiError, HermesClient
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from ..kernel.client import HermesApiError, HermesClient, ServerInfo
+from ..api_client import HermesApiError, HermesClient, ServerInfo
 
 RunningServers = Callable[[], Iterable[Mapping[str, Any]]]
 

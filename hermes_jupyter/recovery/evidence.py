@@ -148,3 +148,15 @@ def _last_error_after_last_user(messages: Any) -> dict[str, Any] | None:
         ):
             return dict(message)
     return None
+
+
+@dataclass(frozen=True)
+class RecoveryVerdict:
+    """What recovery proved about a dead pending turn, and the cause it would name."""
+
+    evidence: Evidence
+    cause: str
+    #: Hermes Agent's own transcript, when the session was empty and the core has one.
+    core: dict[str, Any] | None = None
+    #: The run was cut off by a full disk: the settled turn ends with the note saying so.
+    disk_full: bool = False

@@ -12,10 +12,6 @@ import time
 from dataclasses import dataclass, field
 
 
-class RunActive(RuntimeError):
-    """The session already has a live run (HTTP 409)."""
-
-
 @dataclass
 class Worker:
     run_id: str

@@ -3,8 +3,10 @@
 A turn is stale when its session still says it is pending, but no worker or
 stream of this process runs it. Repair re-checks that under the session lock
 (taken non-blocking, so a caller that already holds it never deadlocks) and
-then judges it from the journal's evidence and hands the verdict to
-`runs/settle.py`, the one place that settles, which ends it one of these ways:
+then judges it from the journal's evidence and hands the verdict to the settler
+it was given (`runs/settle.py`, the one place that settles; passed in by the
+composition root so recovery never imports the run engine above it), which ends
+it one of these ways:
 
 - the journal says the run completed: its output, no marker;
 - the session has messages (or none and no core transcript): the recovered
@@ -22,19 +24,18 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
 from .. import markers
-from .evidence import Evidence, read_evidence
+from .evidence import Evidence, RecoveryVerdict, read_evidence
 from ..fsio import read_capped
 from ..ids import is_valid_id
 from ..journal import Journals
 from ..journal.reader import gc_paused
 from .liveness import LiveRuns
-from ..runs import settle
-from ..sessions.store import CorruptSession, Session, SessionStore, UnknownSession
+from ..sessions.store import CorruptSession, Session, SessionStore, UnknownSession, valid_ts
 from ..transcript import Verdict
 
 log = logging.getLogger(__name__)
@@ -82,6 +83,18 @@ def can_supersede_recovery_marker(session: Session, user_text: str) -> bool:
     return False
 
 
+class Settler(Protocol):
+    """The endings recovery hands its verdicts to (the `runs.settle` module implements them)."""
+
+    def settle_recovered(self, session: Session, run_id: str | None, verdict: RecoveryVerdict) -> None: ...
+
+    def mark_turn(
+        self, session: Session, run_id: str | None, marker: dict[str, Any], user_idx: int | None = None
+    ) -> None: ...
+
+    def promote_pending_marker(self, session: Session, idx: int, run_id: str, evidence: Evidence) -> bool: ...
+
+
 class Recovery:
     def __init__(
         self,
@@ -89,6 +102,7 @@ class Recovery:
         journals: Journals,
         live: LiveRuns,
         *,
+        settler: Settler,
         core_dir: Path | None = None,
         process_started_at: float | None = None,
         policy: RecoveryPolicy = RecoveryPolicy(),
@@ -96,6 +110,7 @@ class Recovery:
         self.store = store
         self.journals = journals
         self.live = live
+        self.settler = settler
         self.core_dir = core_dir
         self.process_started_at = time.time() if process_started_at is None else process_started_at
         self.policy = policy
@@ -143,7 +158,7 @@ class Recovery:
         return judge_dead_run(session, run_id, self.process_started_at)
 
     def classify_cause(self, session: Session, stream_id: str | None) -> str:
-        started = settle.valid_ts(session.pending_started_at)
+        started = valid_ts(session.pending_started_at)
         if started is not None and started < self.process_started_at:
             return "server_restart"
         if stream_id and self.live.worker(stream_id) is not None:
@@ -152,7 +167,7 @@ class Recovery:
 
     def is_old_enough(self, session: Session) -> bool:
         """A turn from before this process started is stale at once; otherwise after the grace period."""
-        started = settle.valid_ts(session.pending_started_at)
+        started = valid_ts(session.pending_started_at)
         if started is None or started < self.process_started_at:
             return True
         return time.time() - started >= self.policy.grace_s
@@ -226,7 +241,7 @@ class Recovery:
         with gc_paused():  # one bounded pass over possibly many rows: no collection halfway
             evidence = read_evidence(self.journals, session.session_id, stream) if stream else Evidence()
             core = None if session.messages else _core_messages(core_path or self.core_transcript_path(session))
-            settle.settle_recovered(session, stream, settle.RecoveryVerdict(evidence, cause, core, disk_full))
+            self.settler.settle_recovered(session, stream, RecoveryVerdict(evidence, cause, core, disk_full))
             del evidence, core  # the fold's rows are merged: free them before the save serializes the session
         self.store.save(session, touch=False)
         return True
@@ -254,15 +269,15 @@ class Recovery:
         stream = marker.get("_journal_retry_stream_id")
         now = time.time()
         attempts = _int(marker.get("_journal_retry_attempts"))
-        first_seen = settle.valid_ts(marker.get("_journal_retry_first_seen_ts")) or now
+        first_seen = valid_ts(marker.get("_journal_retry_first_seen_ts")) or now
         if (not is_valid_id(stream) or attempts >= self.policy.retry_max_attempts
                 or now - first_seen > self.policy.retry_giveup_s):
             markers.settle_marker(marker, "lost")
-            settle.mark_turn(session, stream if isinstance(stream, str) else None, marker)
+            self.settler.mark_turn(session, stream if isinstance(stream, str) else None, marker)
             self.store.save(session, touch=False)
             return False
         evidence = read_evidence(self.journals, session.session_id, str(stream))
-        if settle.promote_pending_marker(session, idx, str(stream), evidence):
+        if self.settler.promote_pending_marker(session, idx, str(stream), evidence):
             self.store.save(session, touch=False)
             return True
         if evidence.still_arriving:
@@ -272,7 +287,7 @@ class Recovery:
             markers.settle_marker(marker, "lost")
         else:
             marker["_journal_retry_attempts"] = attempts
-        settle.mark_turn(session, str(stream), marker)
+        self.settler.mark_turn(session, str(stream), marker)
         self.store.save(session, touch=False)
         return False
 
@@ -290,7 +305,7 @@ def judge_dead_run(session: Session, run_id: str, process_started_at: float) -> 
     if session.last_run_id == run_id and session.messages and markers.is_interrupted_marker(session.messages[-1]):
         return Verdict(cause=markers.known_cause(session.messages[-1].get("interruption_cause")))  # an untagged marker
     if session.active_run_id == run_id:
-        started = settle.valid_ts(session.pending_started_at)
+        started = valid_ts(session.pending_started_at)
         return Verdict(cause="server_restart" if started is not None and started < process_started_at else "lost_worker")
     return Verdict()
 

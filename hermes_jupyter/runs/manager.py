@@ -24,10 +24,11 @@ from ..sessions.deletion import delete_session as delete_session_now
 from ..fsio import is_disk_full
 from ..ids import new_run_id, validate_id
 from ..journal import Journals
-from ..recovery.liveness import LiveRuns, RunActive as RunActive  # RunActive: handlers map it to 409
+from ..recovery.liveness import LiveRuns
 from ..markers import known_cause
 from ..redact import PATTERNS_ONLY, Redactor
 from ..recovery.repair import Recovery
+from ..sessions.store import RunActive as RunActive  # RunActive: handlers map it to 409
 from ..sessions.store import Session, SessionStore
 from ..sessions.titles import title_for_turn
 from ..transcript import Transcript, TranscriptFold, Verdict, api_messages
@@ -548,7 +549,7 @@ class RunManager(RunViews):
         (deletion.py). `corrupt=True` also deletes a sidecar that cannot be read.
         """
         validate_id(session_id, "session id")
-        await self.offload(delete_session_now, self.store, self.journals, self.live, session_id, corrupt=corrupt)
+        await self.offload(delete_session_now, self.store, self.journals, self.live.is_live, session_id, corrupt=corrupt)
 
     def active_runs(self) -> list[Run]:
         return list(self._runs.values())

@@ -22,9 +22,9 @@ from typing import Any, Final, Literal, cast
 from .. import markers
 from ..agents.base import TurnResult
 from ..events import APPERROR, CANCEL, DONE, INTERRUPTED_ERROR_TYPE, JournalRow, terminal_state_for
-from ..recovery.evidence import Evidence, TerminalError, recoverable_terminal_error
+from ..recovery.evidence import Evidence, RecoveryVerdict, TerminalError, recoverable_terminal_error
 from ..markers import Cause
-from ..sessions.store import Session, SessionStore
+from ..sessions.store import Session, SessionStore, valid_ts
 from ..transcript import (
     Transcript, TranscriptFold, append_to_context, context_projection, continued_turn_start, merge, terminal_marker,
 )
@@ -286,18 +286,6 @@ def terminal_row(
 
 # -- recovered endings (a turn whose worker is gone; recovery judged it) --------------------------
 
-@dataclass(frozen=True)
-class RecoveryVerdict:
-    """What recovery proved about a dead pending turn, and the cause it would name."""
-
-    evidence: Evidence
-    cause: str
-    #: Hermes Agent's own transcript, when the session was empty and the core has one.
-    core: dict[str, Any] | None = None
-    #: The run was cut off by a full disk: the settled turn ends with the note saying so.
-    disk_full: bool = False
-
-
 def settle_recovered(session: Session, run_id: str | None, verdict: RecoveryVerdict) -> None:
     """Settle a dead pending turn from recovery's verdict: completed, synced from the core, or interrupted."""
     if verdict.core is not None:
@@ -492,12 +480,3 @@ def truncate_turn(session: Session, idx: int) -> None:
 
 def _run_tag(row: dict[str, Any]) -> Any:
     return row.get("_run_id") or row.get("_recovered_stream_id") or row.get("_journal_retry_stream_id")
-
-
-def valid_ts(value: Any) -> float | None:
-    """A positive timestamp, or None for anything else."""
-    try:
-        ts = float(value)
-    except (TypeError, ValueError):
-        return None
-    return ts if ts > 0 else None

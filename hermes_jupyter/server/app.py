@@ -32,6 +32,7 @@ from ..journal import DURABILITY_POLICIES, Journals
 from ..recovery.liveness import LiveRuns
 from ..paths import core_transcript_dir, default_state_dir
 from ..recovery.repair import Recovery, RecoveryPolicy
+from ..runs import settle
 from ..redact import Redactor, redact_logs
 from ..retention import RetentionPolicy, collect
 from ..runs.manager import RunManager
@@ -201,7 +202,7 @@ class HermesJupyter(ExtensionApp):
         )
         live = LiveRuns()
         recovery = Recovery(
-            store, journals, live, core_dir=core_transcript_dir(), process_started_at=time.time(),
+            store, journals, live, settler=settle, core_dir=core_transcript_dir(), process_started_at=time.time(),
             policy=RecoveryPolicy(grace_s=self.recovery_grace),
         )
         event_logger = getattr(self.serverapp, "event_logger", None)

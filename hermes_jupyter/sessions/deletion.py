@@ -10,15 +10,19 @@ Nothing is followed through a symbolic link.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..journal import Journals
-from ..recovery.liveness import LiveRuns, RunActive
-from .store import CorruptSession, SessionStore
+from .store import CorruptSession, RunActive, SessionStore
 
 
 def delete_session(
-    store: SessionStore, journals: Journals, live: LiveRuns, session_id: str, *, corrupt: bool = False
+    store: SessionStore, journals: Journals, is_live: Callable[[str], bool], session_id: str, *,
+    corrupt: bool = False,
 ) -> None:
     """Remove `session_id`; `corrupt=True` also removes a sidecar that cannot be read.
+
+    `is_live(run_id)` says whether a run is live in this process (the engine's `LiveRuns.is_live`).
 
     Raises RunActive while a turn of the session runs, CorruptSession for an
     unreadable sidecar without the flag, UnknownSession if there is none.
@@ -30,7 +34,7 @@ def delete_session(
             if not corrupt:
                 raise
         else:
-            if session.active_run_id and live.is_live(session.active_run_id):
+            if session.active_run_id and is_live(session.active_run_id):
                 raise RunActive(f"session {session_id} has a running turn; cancel it first")
         detached = journals.detach_session(session_id)
         try:

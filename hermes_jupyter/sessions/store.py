@@ -48,6 +48,10 @@ class CorruptSession(RuntimeError):
     """The sidecar exists but does not parse as a session; it is left untouched."""
 
 
+class RunActive(RuntimeError):
+    """The session already has a live run (HTTP 409)."""
+
+
 #: What a listing row of an unreadable sidecar says (the technical reason goes to the log).
 CORRUPT_ROW_ERROR = "This session's saved file cannot be read. It was left as it is: restore it, or delete it."
 
@@ -492,6 +496,15 @@ def _remove_entry(path: Path, *, tree: bool) -> None:
 
 # Imported last: the transcript package reads `Session` from this module (the field's type is resolved when
 # a sidecar is first converted, by then this name is bound).
+def valid_ts(value: Any) -> float | None:
+    """A positive timestamp, or None for anything else."""
+    try:
+        ts = float(value)
+    except (TypeError, ValueError):
+        return None
+    return ts if ts > 0 else None
+
+
 from ..transcript.turns import StoredTurn  # noqa: E402
 
 

@@ -14,6 +14,7 @@ from hermes_jupyter.agents.demo import DemoAgent
 from hermes_jupyter.journal import Journals
 from hermes_jupyter.recovery.liveness import LiveRuns
 from hermes_jupyter.recovery.repair import Recovery
+from hermes_jupyter.runs import settle
 from hermes_jupyter.runs.fanout import Heartbeat
 from hermes_jupyter.runs.manager import RunManager
 from hermes_jupyter.sessions.store import SessionStore
@@ -21,7 +22,7 @@ from hermes_jupyter.sessions.store import SessionStore
 
 async def main(state: Path) -> None:
     store, journals, live = SessionStore(state / "sessions"), Journals(state / "runs"), LiveRuns()
-    manager = RunManager(store, journals, Recovery(store, journals, live), live, {"demo": DemoAgent(token_delay=0.001)})
+    manager = RunManager(store, journals, Recovery(store, journals, live, settler=settle), live, {"demo": DemoAgent(token_delay=0.001)})
     session = store.create(title="crash")
     run = await manager.start_run(session.session_id, "count to 100000")
     print(session.session_id, run.run_id, flush=True)

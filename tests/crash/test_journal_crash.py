@@ -20,6 +20,7 @@ import pytest
 from hermes_jupyter.journal import Journals
 from hermes_jupyter.recovery.liveness import LiveRuns
 from hermes_jupyter.recovery.repair import Recovery
+from hermes_jupyter.runs import settle
 from hermes_jupyter.sessions.store import Session, SessionStore
 
 CHILD = Path(__file__).with_name("journal_child.py")
@@ -58,12 +59,12 @@ def test_killed_writer_leaves_a_gapless_journal_and_idempotent_recovery(tmp_path
         assert seqs == list(range(1, len(seqs) + 1)), f"iteration {i}: gap in {seqs[-5:]}"
         assert len(seqs) >= acked, f"iteration {i}: acknowledged seq {acked} lost (journal has {len(seqs)})"
 
-        recovery = Recovery(SessionStore(state / "sessions"), journals, LiveRuns())
+        recovery = Recovery(SessionStore(state / "sessions"), journals, LiveRuns(), settler=settle)
         first = recovery.get_session(sid)
         assert first.pending_user_message is None
         assert first.messages[-1]["type"] == "interrupted"
         snapshot = copy.deepcopy(first.to_json())
-        again = Recovery(SessionStore(state / "sessions"), journals, LiveRuns()).get_session(sid)
+        again = Recovery(SessionStore(state / "sessions"), journals, LiveRuns(), settler=settle).get_session(sid)
         assert again.to_json() == snapshot, f"iteration {i}: second recovery changed the session"
 
         assert journals.append(sid, run, "token", {"text": "after"}).row.seq == len(seqs) + 1

@@ -15,6 +15,7 @@ import pytest
 from hermes_jupyter.journal import Journals
 from hermes_jupyter.recovery.liveness import LiveRuns
 from hermes_jupyter.recovery.repair import Recovery
+from hermes_jupyter.runs import settle
 from hermes_jupyter.sessions.store import SessionStore
 
 CHILD = Path(__file__).with_name("run_child.py")
@@ -36,7 +37,7 @@ def test_killed_run_recovers_partial_output_and_marker(tmp_path: Path, seed: int
         proc.stdout.read()
 
     store, journals = SessionStore(tmp_path / "sessions"), Journals(tmp_path / "runs")
-    recovery = Recovery(store, journals, LiveRuns(), process_started_at=time.time())
+    recovery = Recovery(store, journals, LiveRuns(), settler=settle, process_started_at=time.time())
     session = recovery.get_session(sid)
     user, partial, marker = session.messages
     assert user == {**user, "role": "user", "content": "count to 100000", "_recovered": True}
@@ -47,5 +48,5 @@ def test_killed_run_recovers_partial_output_and_marker(tmp_path: Path, seed: int
     assert marker["interruption_cause"] == "server_restart"
     assert "partial output above was recovered" in marker["content"]
     assert session.pending_user_message is None
-    again = Recovery(SessionStore(tmp_path / "sessions"), journals, LiveRuns()).get_session(sid)
+    again = Recovery(SessionStore(tmp_path / "sessions"), journals, LiveRuns(), settler=settle).get_session(sid)
     assert again.messages == session.messages

@@ -130,7 +130,7 @@ async def test_magic_in_a_user_kernel_finds_its_own_server(hub: HubProcess) -> N
         loaded = await kernel.execute("%load_ext hermes_jupyter")
         assert loaded.status == "ok", loaded.error
         found = await kernel.execute(
-            "from hermes_jupyter.kernel.client import find_server\n"
+            "from hermes_jupyter.api_client import find_server\n"
             "s = find_server()\nprint(s.source, s.url)")
         assert found.status == "ok", found.error
         source, url = found.text.split()
@@ -142,7 +142,7 @@ async def test_magic_in_a_user_kernel_finds_its_own_server(hub: HubProcess) -> N
         # Without the server's URL hint, the hub's environment leads back to alice's server, where the
         # kernel's own token (never the hub token: the kernel does not inherit it) lists its own sessions.
         by_hub = await kernel.execute(
-            "import os\nfrom hermes_jupyter.kernel.client import HermesClient, find_server\n"
+            "import os\nfrom hermes_jupyter.api_client import HermesClient, find_server\n"
             "env = {k: v for k, v in os.environ.items() if k not in ('HERMES_JUPYTER_SERVER_URL', 'HERMES_JUPYTER_URL')}\n"
             "s = find_server(env, running_servers=lambda: [])\n"
             "print(s.source, s.url, ' '.join(r['session_id'] for r in HermesClient(s).list_sessions()))")

@@ -15,7 +15,7 @@ from typing import Any
 
 from tornado import httpserver, web, websocket
 
-from hermes_jupyter.kernel.client import ServerInfo
+from hermes_jupyter.api_client import ServerInfo
 
 
 @dataclass

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hermes_jupyter.kernel.client import HermesClient, RunStream, ServerNotFound, find_server
+from hermes_jupyter.api_client import HermesClient, RunStream, ServerNotFound, find_server
 
 from .flaky_stream_server import FlakyRun, FlakyServer, make_rows
 

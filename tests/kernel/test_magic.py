@@ -10,7 +10,7 @@ import pytest
 from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 
-from hermes_jupyter.kernel.client import HermesClient, ServerInfo
+from hermes_jupyter.api_client import HermesClient, ServerInfo
 from hermes_jupyter.kernel.magic import HermesMagics, Request, UsageError, parse, shutdown_hold, watch_shutdown
 from hermes_jupyter.kernel.view import LiveCell
 from hermes_jupyter.notebook.outputs import RUN_MIME, WIDGET_MIME

@@ -38,7 +38,7 @@ NOTEBOOKS = ("a.ipynb", "b.ipynb")
 #: can see with allow_once, using the kernel's own credential, and records each answer's HTTP status.
 SELF_APPROVER = '''
 import threading, time, httpx
-from hermes_jupyter.kernel.client import find_server
+from hermes_jupyter.api_client import find_server
 forged = []
 def _approve_everything():
     s = find_server()

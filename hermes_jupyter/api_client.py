@@ -1,7 +1,8 @@
-"""The kernel's way to the hermes server: find it (docs/api.md), call its REST API, follow a run's stream.
+"""The Python client of a running hermes server: find it (docs/api.md), call its REST API, follow a run's stream.
 
-The kernel is only a client. Everything it shows comes from the server's
-journal rows, read over a WebSocket that resumes from its cursor after a drop
+Two users: the kernel magic, and `jupyter hermes recover` asking the server that serves a notebook
+(notebook/defer.py); it sits below both, so neither imports the other. What a caller shows comes
+from the server's journal rows, read over a WebSocket that resumes from its cursor after a drop
 (so no row is lost or repeated), or by polling when no WebSocket gets through.
 """
 
@@ -18,8 +19,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
 
-from .. import events
-from ..events import JournalRow
+from . import events
+from .events import JournalRow
 
 API_PREFIX = "hermes/api/"
 
