@@ -34,12 +34,12 @@ export interface IComposerProps {
   attachments?: AttachmentsModel;
 }
 
-export function Composer(props: IComposerProps): JSX.Element {
-  const { streaming, canEdit } = props;
+/** The draft and its keys: send (or queue, or steer), recall earlier prompts, Escape to stop or leave. */
+function useDraft(props: IComposerProps, input: React.RefObject<HTMLTextAreaElement>) {
+  const { streaming } = props;
   const [text, setText] = useState('');
   const [sending, setSending] = useState(false);
   const history = useRef(new PromptHistory()).current;
-  const input = useRef<HTMLTextAreaElement>(null);
   const mentions = useMentions(text, setText, input, props.attachments);
 
   const send = async (mode: SendMode = 'queue') => {
@@ -80,6 +80,14 @@ export function Composer(props: IComposerProps): JSX.Element {
     }
   };
 
+  return { text, setText, sending, send, onKeyDown, mentions };
+}
+
+export function Composer(props: IComposerProps): JSX.Element {
+  const { streaming } = props;
+  const input = useRef<HTMLTextAreaElement>(null);
+  const { text, setText, sending, send, onKeyDown, mentions } = useDraft(props, input);
+
   return (
     <div className="jp-HermesComposer">
       {props.attachments && <AttachmentChips model={props.attachments} disabled={sending} />}
@@ -101,61 +109,73 @@ export function Composer(props: IComposerProps): JSX.Element {
         onKeyDown={onKeyDown}
       />
       {props.picker && <div className="jp-HermesComposer-options">{props.picker}</div>}
-      <div className="jp-HermesComposer-actions">
-        {!streaming && (
-          <>
-            <button
-              className="jp-Button jp-mod-minimal jp-mod-styled"
-              data-testid="hermes-retry"
-              title="Ask the last question again"
-              disabled={!canEdit}
-              onClick={props.onRetry}
-            >
-              Retry
-            </button>
-            <button
-              className="jp-Button jp-mod-minimal jp-mod-styled"
-              data-testid="hermes-undo"
-              title="Remove the last question and its answer"
-              disabled={!canEdit}
-              onClick={props.onUndo}
-            >
-              Undo
-            </button>
-          </>
-        )}
-        <span className="jp-HermesComposer-spacer" />
-        {streaming && (
-          <button
-            className="jp-Button jp-mod-warn jp-mod-styled"
-            data-testid="hermes-stop"
-            title="Stop the answer being written (Escape)"
-            onClick={props.onStop}
-          >
-            Stop
-          </button>
-        )}
-        {streaming && props.canSteer && (
-          <button
-            className="jp-Button jp-mod-styled"
-            data-testid="hermes-steer"
-            title="Add this to the answer being written, without stopping it"
-            disabled={!text.trim() || sending}
-            onClick={() => void send('steer')}
-          >
-            Steer
-          </button>
-        )}
-        <button
-          className="jp-Button jp-mod-accept jp-mod-styled"
-          data-testid="hermes-send"
-          title={streaming ? 'Queue this message: it is sent when the answer being written ends' : undefined}
-          disabled={!text.trim() || sending}
-          onClick={() => void send()}
-        >
-          {streaming ? 'Queue' : 'Send'}
-        </button>
-      </div>
+      <ComposerActions {...props} canSend={text.trim() !== '' && !sending} send={send} />
     </div>
+  );
+}
+
+/** The action row: Retry and Undo when idle; Stop, Steer and Queue while a turn runs; Send. */
+function ComposerActions(props: IComposerProps & { canSend: boolean; send: (mode?: SendMode) => Promise<void> }): JSX.Element {
+  const { streaming, canSend, send } = props;
+  return (
+    <div className="jp-HermesComposer-actions">
+      {!streaming && <EditButtons canEdit={props.canEdit} onRetry={props.onRetry} onUndo={props.onUndo} />}
+      <span className="jp-HermesComposer-spacer" />
+      {streaming && (
+        <button
+          className="jp-Button jp-mod-warn jp-mod-styled"
+          data-testid="hermes-stop"
+          title="Stop the answer being written (Escape)"
+          onClick={props.onStop}
+        >
+          Stop
+        </button>
+      )}
+      {streaming && props.canSteer && (
+        <button
+          className="jp-Button jp-mod-styled"
+          data-testid="hermes-steer"
+          title="Add this to the answer being written, without stopping it"
+          disabled={!canSend}
+          onClick={() => void send('steer')}
+        >
+          Steer
+        </button>
+      )}
+      <button
+        className="jp-Button jp-mod-accept jp-mod-styled"
+        data-testid="hermes-send"
+        title={streaming ? 'Queue this message: it is sent when the answer being written ends' : undefined}
+        disabled={!canSend}
+        onClick={() => void send()}
+      >
+        {streaming ? 'Queue' : 'Send'}
+      </button>
+    </div>
+  );
+}
+
+function EditButtons(props: { canEdit: boolean; onRetry: () => void; onUndo: () => void }): JSX.Element {
+  return (
+    <>
+      <button
+        className="jp-Button jp-mod-minimal jp-mod-styled"
+        data-testid="hermes-retry"
+        title="Ask the last question again"
+        disabled={!props.canEdit}
+        onClick={props.onRetry}
+      >
+        Retry
+      </button>
+      <button
+        className="jp-Button jp-mod-minimal jp-mod-styled"
+        data-testid="hermes-undo"
+        title="Remove the last question and its answer"
+        disabled={!props.canEdit}
+        onClick={props.onUndo}
+      >
+        Undo
+      </button>
+    </>
   );
 }
