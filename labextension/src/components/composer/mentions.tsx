@@ -12,6 +12,7 @@ import {
   findMentionQuery,
   IMention,
   IMentionQuery,
+  IMentionSource,
   moveActive,
   rankMentions
 } from '../../model/mentions';
@@ -86,27 +87,28 @@ export interface IMentions {
   onKeyDown(event: React.KeyboardEvent<HTMLTextAreaElement>): boolean;
 }
 
-/**
- * The list's state beside the composer's text: the `@query` at the caret opens it, a pick rewrites the
- * text through `setText` and attaches through the attachments model.
- */
-export function useMentions(
-  text: string,
-  setText: (text: string) => void,
-  input: React.RefObject<HTMLTextAreaElement>,
-  attachments: AttachmentsModel | undefined
-): IMentions {
-  const source = attachments?.sources?.mentions ?? null;
+/** The `@query` at the caret, and the one the user closed with Escape (it stays closed until the caret leaves it). */
+function useMentionQuery() {
   const [at, setAt] = useState<IMentionQuery | null>(null);
   const [closedAt, setClosedAt] = useState<number | null>(null);
+
+  const track = (element: HTMLTextAreaElement): void => {
+    const found = findMentionQuery(element.value, element.selectionStart ?? 0);
+    setAt(current =>
+      current && found && current.start === found.start && current.end === found.end && current.query === found.query
+        ? current
+        : found
+    );
+    if (!found || found.start !== closedAt) {
+      setClosedAt(null);
+    }
+  };
+  return { at, setAt, closedAt, setClosedAt, track };
+}
+
+/** The candidates, read each time the list opens (a new variable, a new cell); null while reading. */
+function useCandidates(open: boolean, source: IMentionSource | null): IMention[] | null {
   const [all, setAll] = useState<IMention[] | null>(null);
-  const [active, setActive] = useState(0);
-  const caret = useRef<number | null>(null);
-
-  const open = source !== null && at !== null && closedAt !== at.start;
-  const rows = open && all ? rankMentions(all, at.query) : [];
-
-  // read the candidates each time the list opens (a new variable, a new cell)
   useEffect(() => {
     if (!open || !source) {
       setAll(null);
@@ -121,35 +123,73 @@ export function useMentions(
       live = false;
     };
   }, [open, source]);
+  return all;
+}
 
-  useEffect(() => setActive(0), [at?.query, all]);
-
-  // after a pick, put the caret after the inserted word
+/**
+ * After a pick, put the caret after the inserted word; then follow the text as well as selection
+ * events (a typed character moves the caret too). The order matters: the caret is placed first.
+ */
+function useCaret(
+  input: React.RefObject<HTMLTextAreaElement>,
+  text: string,
+  track: (element: HTMLTextAreaElement) => void
+): React.MutableRefObject<number | null> {
+  const caret = useRef<number | null>(null);
   useEffect(() => {
     if (caret.current !== null && input.current) {
       input.current.setSelectionRange(caret.current, caret.current);
       caret.current = null;
     }
   });
-
-  const track = (element: HTMLTextAreaElement): void => {
-    const found = findMentionQuery(element.value, element.selectionStart ?? 0);
-    setAt(current =>
-      current && found && current.start === found.start && current.end === found.end && current.query === found.query
-        ? current
-        : found
-    );
-    if (!found || found.start !== closedAt) {
-      setClosedAt(null);
-    }
-  };
-
-  // a typed character moves the caret too: follow the text as well as selection events
   useEffect(() => {
     if (input.current) {
       track(input.current);
     }
   }, [text]);
+  return caret;
+}
+
+/** A key while the list is open: ↑/↓ move, Enter or Tab picks, Escape closes; true when it was one. */
+function listKey(
+  event: React.KeyboardEvent<HTMLTextAreaElement>,
+  list: { rows: IMention[]; active: number; move: (step: 1 | -1) => void; pick: (m: IMention) => void; close: () => void }
+): boolean {
+  const key = event.key;
+  if (key === 'ArrowDown' || key === 'ArrowUp') {
+    list.move(key === 'ArrowDown' ? 1 : -1);
+  } else if ((key === 'Enter' || key === 'Tab') && !event.shiftKey && list.rows[list.active]) {
+    list.pick(list.rows[list.active]);
+  } else if (key === 'Escape') {
+    list.close();
+  } else {
+    return false;
+  }
+  event.preventDefault();
+  event.stopPropagation();
+  return true;
+}
+
+/**
+ * The list's state beside the composer's text: the `@query` at the caret opens it, a pick rewrites the
+ * text through `setText` and attaches through the attachments model.
+ */
+export function useMentions(
+  text: string,
+  setText: (text: string) => void,
+  input: React.RefObject<HTMLTextAreaElement>,
+  attachments: AttachmentsModel | undefined
+): IMentions {
+  const source = attachments?.sources?.mentions ?? null;
+  const query = useMentionQuery();
+  const { at } = query;
+  const open = source !== null && at !== null && query.closedAt !== at.start;
+  const all = useCandidates(open, source);
+  const [active, setActive] = useState(0);
+  const rows = open && all ? rankMentions(all, at.query) : [];
+
+  useEffect(() => setActive(0), [at?.query, all]);
+  const caret = useCaret(input, text, query.track);
 
   const pick = (mention: IMention): void => {
     if (!at || !attachments) {
@@ -158,28 +198,20 @@ export function useMentions(
     const next = applyMention(text, at, mention);
     caret.current = next.caret;
     setText(next.text);
-    setAt(null);
+    query.setAt(null);
     void attachments.attachMention(mention);
   };
 
-  const onKeyDown = (event: React.KeyboardEvent<HTMLTextAreaElement>): boolean => {
-    if (!open || !at) {
-      return false;
-    }
-    const key = event.key;
-    if (key === 'ArrowDown' || key === 'ArrowUp') {
-      setActive(current => moveActive(current, rows.length, key === 'ArrowDown' ? 1 : -1));
-    } else if ((key === 'Enter' || key === 'Tab') && !event.shiftKey && rows[active]) {
-      pick(rows[active]);
-    } else if (key === 'Escape') {
-      setClosedAt(at.start);
-    } else {
-      return false;
-    }
-    event.preventDefault();
-    event.stopPropagation();
-    return true;
-  };
+  const onKeyDown = (event: React.KeyboardEvent<HTMLTextAreaElement>): boolean =>
+    open && at
+      ? listKey(event, {
+          rows,
+          active,
+          move: step => setActive(current => moveActive(current, rows.length, step)),
+          pick,
+          close: () => query.setClosedAt(at.start)
+        })
+      : false;
 
   const shownActive = rows.length ? Math.min(active, rows.length - 1) : -1;
   return {
@@ -194,7 +226,7 @@ export function useMentions(
       />
     ) : null,
     inputProps: {
-      onSelect: event => track(event.currentTarget),
+      onSelect: event => query.track(event.currentTarget),
       'aria-controls': open ? MENTIONS_ID : undefined,
       'aria-activedescendant': open && shownActive >= 0 ? optionId(shownActive) : undefined,
       'aria-autocomplete': 'list'
