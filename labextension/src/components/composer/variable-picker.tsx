@@ -63,35 +63,47 @@ export function VariableList(props: IVariableListProps): JSX.Element {
       )}
       <ul className="jp-HermesVariables-list" role="listbox" aria-label="Kernel variables">
         {rows.map(row => (
-          <li
-            key={row.name}
-            role="option"
-            tabIndex={0}
-            aria-selected={row.name === props.selected}
-            className="jp-HermesVariables-row"
-            data-testid="hermes-variable"
-            data-name={row.name}
-            onClick={() => props.onSelect(row.name)}
-            onDoubleClick={() => props.onChoose(row.name)}
-            onKeyDown={event => {
-              if (event.key === 'Enter') {
-                event.preventDefault();
-                props.onChoose(row.name);
-              } else if (event.key === ' ') {
-                event.preventDefault();
-                props.onSelect(row.name);
-              }
-            }}
-          >
-            <span className="jp-HermesVariables-name">{row.name}</span>
-            <span className="jp-HermesVariables-type">{row.type}</span>
-            <span className="jp-HermesVariables-size">{row.size ?? ''}</span>
-          </li>
+          <VariableOption key={row.name} row={row} selected={row.name === props.selected} onSelect={props.onSelect} onChoose={props.onChoose} />
         ))}
       </ul>
       {rows.length === 0 && <div className="jp-HermesVariables-none">No variable matches “{props.filter}”.</div>}
       {more > 0 && <div className="jp-HermesVariables-more">{more} more variables are not listed.</div>}
     </div>
+  );
+}
+
+/** One variable: a click or Space selects it, a double click or Enter chooses it. */
+function VariableOption(props: {
+  row: IVariableRow;
+  selected: boolean;
+  onSelect(name: string): void;
+  onChoose(name: string): void;
+}): JSX.Element {
+  const { row } = props;
+  return (
+    <li
+      role="option"
+      tabIndex={0}
+      aria-selected={props.selected}
+      className="jp-HermesVariables-row"
+      data-testid="hermes-variable"
+      data-name={row.name}
+      onClick={() => props.onSelect(row.name)}
+      onDoubleClick={() => props.onChoose(row.name)}
+      onKeyDown={event => {
+        if (event.key === 'Enter') {
+          event.preventDefault();
+          props.onChoose(row.name);
+        } else if (event.key === ' ') {
+          event.preventDefault();
+          props.onSelect(row.name);
+        }
+      }}
+    >
+      <span className="jp-HermesVariables-name">{row.name}</span>
+      <span className="jp-HermesVariables-type">{row.type}</span>
+      <span className="jp-HermesVariables-size">{row.size ?? ''}</span>
+    </li>
   );
 }
 
