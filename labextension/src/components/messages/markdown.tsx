@@ -66,8 +66,21 @@ export interface IMarkdownProps {
   cacheKey?: string;
 }
 
-export function Markdown(props: IMarkdownProps): JSX.Element {
-  const { text, rendermime, streaming, className, cacheKey } = props;
+/** What the render loop of one view keeps across its renders (refs: they never cause a render). */
+interface IRenderLoop {
+  host: React.RefObject<HTMLDivElement>;
+  renderer: React.MutableRefObject<IRenderMime.IRenderer | null>;
+  /** The text still to render (null: shown). */
+  latest: React.MutableRefObject<string | null>;
+  /** The text last asked for, so the same text is not rendered twice. */
+  requested: React.MutableRefObject<string | null>;
+  busy: React.MutableRefObject<boolean>;
+  streaming: React.MutableRefObject<boolean | undefined>;
+  /** Ends the pause between two streaming renders early (the stream ended: show the final text now). */
+  wake: React.MutableRefObject<(() => void) | null>;
+}
+
+function useRenderLoop(streaming: boolean | undefined): IRenderLoop {
   const host = useRef<HTMLDivElement>(null);
   const renderer = useRef<IRenderMime.IRenderer | null>(null);
   const latest = useRef<string | null>(null);
@@ -75,30 +88,35 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
   const busy = useRef(false);
   const streamingRef = useRef(streaming);
   streamingRef.current = streaming;
-  /** Ends the pause between two streaming renders early (the stream ended: show the final text now). */
   const wake = useRef<(() => void) | null>(null);
+  return { host, renderer, latest, requested, busy, streaming: streamingRef, wake };
+}
+
+export function Markdown(props: IMarkdownProps): JSX.Element {
+  const { text, rendermime, streaming, className, cacheKey } = props;
+  const loop = useRenderLoop(streaming);
 
   function request(value: string): void {
-    if (value !== requested.current) {
-      requested.current = value;
-      latest.current = value;
-      void pump();
+    if (value !== loop.requested.current) {
+      loop.requested.current = value;
+      loop.latest.current = value;
+      void pump(loop, rendermime, cacheKey);
     }
   }
 
   // A layout effect: the cached rendering is in place before the browser paints.
   useLayoutEffect(() => {
     const widget = rendermime.createRenderer('text/markdown');
-    renderer.current = widget;
+    loop.renderer.current = widget;
     const cached = recall(cacheKey, text);
     if (cached !== null) {
       widget.node.innerHTML = cached; // our own sanitised rendering of this row, moments ago
     }
-    host.current?.appendChild(widget.node);
-    requested.current = null;
+    loop.host.current?.appendChild(widget.node);
+    loop.requested.current = null;
     request(text);
     return () => {
-      renderer.current = null;
+      loop.renderer.current = null;
       widget.dispose();
     };
   }, [rendermime]);
@@ -106,61 +124,77 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
   useEffect(() => request(text), [text]);
   useEffect(() => {
     if (!streaming) {
-      wake.current?.();
+      loop.wake.current?.();
     }
   }, [streaming]);
 
-  /** `data-rendering` says a newer text is still to be shown (tests and screenshots wait for it). */
-  function setRendering(value: boolean): void {
-    if (host.current) {
-      host.current.dataset.rendering = value ? 'true' : 'false';
-    }
-  }
+  return <div ref={loop.host} className={className ?? 'jp-HermesMarkdown'} />;
+}
 
-  async function pump(): Promise<void> {
-    if (busy.current) {
-      return;
-    }
-    busy.current = true;
-    setRendering(true);
-    try {
-      while (latest.current !== null && renderer.current) {
-        const widget = renderer.current;
-        const value = latest.current;
-        latest.current = null;
-        const model = new MimeModel({
-          data: { 'text/markdown': value },
-          trusted: false
-        });
-        try {
-          await widget.renderModel(model);
-        } catch (error) {
-          widget.node.textContent = value;
-        }
-        focusableCode(widget.node);
-        addCodeActions(widget.node);
-        await typeset(rendermime, widget, value, () => renderer.current === widget);
-        if (cacheKey !== undefined && renderer.current === widget) {
-          remember(cacheKey, value, widget.node.innerHTML);
-        }
-        if (streamingRef.current) {
-          await new Promise<void>(resolve => {
-            const timer = setTimeout(resolve, STREAM_RENDER_INTERVAL_MS);
-            wake.current = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          wake.current = null;
-        }
+/** `data-rendering` says a newer text is still to be shown (tests and screenshots wait for it). */
+function setRendering(loop: IRenderLoop, value: boolean): void {
+  if (loop.host.current) {
+    loop.host.current.dataset.rendering = value ? 'true' : 'false';
+  }
+}
+
+/** Render the latest text until none is left: one render in flight, paced while the text streams. */
+async function pump(loop: IRenderLoop, rendermime: IRenderMimeRegistry, cacheKey: string | undefined): Promise<void> {
+  if (loop.busy.current) {
+    return;
+  }
+  loop.busy.current = true;
+  setRendering(loop, true);
+  try {
+    while (loop.latest.current !== null && loop.renderer.current) {
+      const widget = loop.renderer.current;
+      const value = loop.latest.current;
+      loop.latest.current = null;
+      await renderText(rendermime, widget, value, () => loop.renderer.current === widget);
+      if (cacheKey !== undefined && loop.renderer.current === widget) {
+        remember(cacheKey, value, widget.node.innerHTML);
       }
-    } finally {
-      busy.current = false;
-      setRendering(false);
+      if (loop.streaming.current) {
+        await pause(loop.wake);
+      }
     }
+  } finally {
+    loop.busy.current = false;
+    setRendering(loop, false);
   }
+}
 
-  return <div ref={host} className={className ?? 'jp-HermesMarkdown'} />;
+/** One render of a text into the widget: markdown (its source when that fails), code blocks, maths. */
+async function renderText(
+  rendermime: IRenderMimeRegistry,
+  widget: IRenderMime.IRenderer,
+  value: string,
+  current: () => boolean
+): Promise<void> {
+  const model = new MimeModel({
+    data: { 'text/markdown': value },
+    trusted: false
+  });
+  try {
+    await widget.renderModel(model);
+  } catch (error) {
+    widget.node.textContent = value;
+  }
+  focusableCode(widget.node);
+  addCodeActions(widget.node);
+  await typeset(rendermime, widget, value, current);
+}
+
+/** Wait between two streaming renders; `wake` ends the wait early. */
+async function pause(wake: React.MutableRefObject<(() => void) | null>): Promise<void> {
+  await new Promise<void>(resolve => {
+    const timer = setTimeout(resolve, STREAM_RENDER_INTERVAL_MS);
+    wake.current = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+  wake.current = null;
 }
 
 /** Typeset the maths of a rendered text (a failed typeset leaves the TeX source readable). */
