@@ -65,6 +65,21 @@ export function useStickyScroll(count: number, resetKey: string, lastUserId: str
 
   useEarlierOnTop(sentinel, scroller, start, resetKey, () => !stick.current && showEarlier());
 
+  useFollowBottom(scroller, content, stick, anchor);
+
+  return { scroller, content, sentinel, start, showEarlier, handlers: useReaderScroll(scroller, stick) };
+}
+
+/**
+ * Puts the view where it belongs after each render: the reader's place when earlier rows were added
+ * above, else the bottom while stuck, and again when the content grows (markdown renders late).
+ */
+function useFollowBottom(
+  scroller: RefObject<HTMLDivElement>,
+  content: RefObject<HTMLDivElement>,
+  stick: { current: boolean },
+  anchor: { current: { height: number; top: number } | null }
+): void {
   useLayoutEffect(() => {
     const node = scroller.current;
     if (!node) {
@@ -94,8 +109,6 @@ export function useStickyScroll(count: number, resetKey: string, lastUserId: str
     observer.observe(inner);
     return () => observer.disconnect();
   }, []);
-
-  return { scroller, content, sentinel, start, showEarlier, handlers: useReaderScroll(scroller, stick) };
 }
 
 /** Calls `reached` when the top sentinel comes into view (while rows are still hidden). */
