@@ -56,41 +56,13 @@ export function ChatPanel(props: {
           Start a new session, or just type a message below.
         </div>
       ) : (
-        <>
-          {status === 'idle' && model.rows.length === 0 && <EmptySession demo={model.session?.backend === 'demo'} />}
-        <CardActions.Provider value={model.cardActions}>
-          <TranscriptView
-            rows={model.rows}
-            rendermime={rendermime}
-            resetKey={model.sessionId ?? ''}
-            streamingId={model.streamingId}
-          />
-        </CardActions.Provider>
-        <QueuedList queued={model.queued} onCancel={runId => void model.cancelQueued(runId)} />
-        </>
+        <SessionBody model={model} rendermime={rendermime} />
       )}
       <Composer
         streaming={streaming}
         canEdit={canEdit}
         canSteer={model.canSteer}
-        picker={
-          model.session ? (
-            <>
-              {model.session.notebook_path && (
-                <AutonomyPicker
-                  session={model.session}
-                  onChange={level => setAutonomy(model.client, model.session!.session_id, level)}
-                />
-              )}
-              <ModelPicker
-                models={model.models}
-                value={model.model}
-                onChange={m => void model.setModel(m)}
-                onOpenSettings={() => void openModelSettings(model)}
-              />
-            </>
-          ) : null
-        }
+        picker={model.session ? <ComposerOptions model={model} /> : null}
         onSend={(text, mode) => model.send(text, mode)}
         onStop={() => void model.stop()}
         onRetry={() => void model.retry()}
@@ -100,6 +72,46 @@ export function ChatPanel(props: {
       />
       <AllowedAlways client={model.client} />
     </div>
+  );
+}
+
+/** The open session's rows: a hint when it is empty, the transcript, the queued messages. */
+function SessionBody(props: { model: IChatModel; rendermime: IRenderMimeRegistry }): JSX.Element {
+  const { model } = props;
+  return (
+    <>
+      {model.status === 'idle' && model.rows.length === 0 && <EmptySession demo={model.session?.backend === 'demo'} />}
+      <CardActions.Provider value={model.cardActions}>
+        <TranscriptView
+          rows={model.rows}
+          rendermime={props.rendermime}
+          resetKey={model.sessionId ?? ''}
+          streamingId={model.streamingId}
+        />
+      </CardActions.Provider>
+      <QueuedList queued={model.queued} onCancel={runId => void model.cancelQueued(runId)} />
+    </>
+  );
+}
+
+/** The composer's options row: the autonomy picker (a notebook's session) and the model picker. */
+function ComposerOptions(props: { model: IChatModel }): JSX.Element {
+  const { model } = props;
+  return (
+    <>
+      {model.session?.notebook_path && (
+        <AutonomyPicker
+          session={model.session}
+          onChange={level => setAutonomy(model.client, model.session!.session_id, level)}
+        />
+      )}
+      <ModelPicker
+        models={model.models}
+        value={model.model}
+        onChange={m => void model.setModel(m)}
+        onOpenSettings={() => void openModelSettings(model)}
+      />
+    </>
   );
 }
 
