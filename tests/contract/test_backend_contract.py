@@ -13,6 +13,7 @@ A new backend joins by adding one `Subject` builder to `SUBJECTS`.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ import pytest
 import pytest_asyncio
 
 from hermes_jupyter import events
+from hermes_jupyter.agents.base import NotebookBinding
 from hermes_jupyter.agents.demo import DemoAgent
 from hermes_jupyter.agents.errors import ERRORS
 from hermes_jupyter.agents.openai import OpenAIAgent
@@ -40,6 +42,8 @@ pytestmark = pytest.mark.asyncio
 COUNT_TO_5 = "count to 5"
 WHOLE_5 = "1 2 3 4 5"
 SLOW = 300
+#: A turn started from a notebook cell (the demo reaches the notebook tools only then).
+NOTEBOOK = NotebookBinding(notebook_path="analysis.ipynb", cell_id="c1", kernel_id="k1")
 
 
 @dataclass
@@ -55,6 +59,8 @@ class Subject:
     #: A prompt its provider refuses (None: the backend has no provider, so nothing to refuse).
     error_prompt: str | None = None
     error_kind: str | None = None
+    #: The names the turn's tool registry was called with, when the test can see it (not Hermes' own, in its process).
+    tool_calls: list[str] | None = None
 
 
 @dataclass
@@ -68,10 +74,10 @@ class Bench:
     def new_session(self) -> Session:
         return self.core.store.create(backend=self.subject.name)
 
-    async def turn(self, prompt: str) -> tuple[Session, str, list[JournalRow]]:
+    async def turn(self, prompt: str, notebook: NotebookBinding | None = None) -> tuple[Session, str, list[JournalRow]]:
         """One whole turn: the saved session, the run id, its journal rows."""
         session = self.new_session()
-        run = await self.manager.start_run(session.session_id, prompt)
+        run = await self.manager.start_run(session.session_id, prompt, notebook=notebook)
         await asyncio.wait_for(run.done.wait(), 120)
         return self.saved(session.session_id), run.run_id, self.rows(session.session_id, run.run_id)
 
@@ -97,6 +103,9 @@ class Bench:
 class OneTool:
     """A tool registry with one tool (`list_files`), as the server's registry answers the model."""
 
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
     def schemas(self) -> list[dict[str, Any]]:
         return [{"type": "function", "function": {
             "name": "list_files", "description": "List the files of a directory.",
@@ -104,21 +113,41 @@ class OneTool:
         }}]
 
     async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+        self.calls.append(name)
         return ("data.csv notes.md", False) if name == "list_files" else (f"Unknown tool {name}.", True)
 
 
+class NotebookTools:
+    """The notebook tools the demo calls for `use the notebook` (agents/demo_notebook.py), over a fake kernel."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return []
+
+    async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+        self.calls.append(name)
+        if name == "list_variables":
+            return "df: DataFrame shape=3x2 = a b", False
+        return json.dumps({"type": "DataFrame", "shape": [3, 2], "columns": ["a", "b"]}), False
+
+
 def demo_subject(_: pytest.FixtureRequest, __: OpenAIStubServer, ___: Path) -> Subject:
+    agent, tools = DemoAgent(token_delay=0.02), NotebookTools()
+    agent.tools_factory = lambda request, sink: tools
     return Subject(
-        "demo", DemoAgent(token_delay=0.02), slow_prompt=f"count to {SLOW}",
-        tool_prompt="use a tool", tool_name="terminal", tool_result="data.csv",
+        "demo", agent, slow_prompt=f"count to {SLOW}",
+        tool_prompt="use the notebook", tool_name="list_variables", tool_result="df: DataFrame", tool_calls=tools.calls,
     )
 
 
 def openai_subject(_: pytest.FixtureRequest, stub: OpenAIStubServer, __: Path) -> Subject:
-    agent = OpenAIAgent(base_url=stub.base_url, model=STUB_MODEL, api_key="sk-test", tools=OneTool())
+    tools = OneTool()
+    agent = OpenAIAgent(base_url=stub.base_url, model=STUB_MODEL, api_key="sk-test", tools=tools)
     return Subject(
         "openai", agent, slow_prompt=f"count to {SLOW} slowly",
-        tool_prompt="use a tool", tool_name="list_files", tool_result="data.csv notes.md",
+        tool_prompt="use a tool", tool_name="list_files", tool_result="data.csv notes.md", tool_calls=tools.calls,
         error_prompt="error 401", error_kind="authentication",
     )
 
@@ -232,17 +261,18 @@ async def test_usage_of_a_refused_request_is_null_not_zero(bench: Bench) -> None
     assert usage["input_tokens"] is None and usage["output_tokens"] is None, usage
 
 
-async def test_a_tool_call_is_journaled_with_its_result(bench: Bench) -> None:
+async def test_a_tool_call_through_the_registry_is_journaled_with_its_result(bench: Bench) -> None:
     subject = bench.subject
-    _, run_id, rows = await bench.turn(subject.tool_prompt)
+    _, run_id, rows = await bench.turn(subject.tool_prompt, NOTEBOOK)
 
-    names = [r.event for r in rows]
-    assert events.TOOL in names and events.TOOL_COMPLETE in names
-    [call] = [r.payload for r in rows if r.event == events.TOOL]
-    [done] = [r.payload for r in rows if r.event == events.TOOL_COMPLETE]
-    assert names.index(events.TOOL) < names.index(events.TOOL_COMPLETE)
-    assert call["tid"] == done["tid"] and call["name"] == done["name"] == subject.tool_name
-    assert done["is_error"] is False and subject.tool_result in done["preview"]
+    calls = {r.payload["tid"]: i for i, r in enumerate(rows) if r.event == events.TOOL}
+    ends = {r.payload["tid"]: i for i, r in enumerate(rows) if r.event == events.TOOL_COMPLETE}
+    assert calls and set(calls) == set(ends) and all(calls[tid] < ends[tid] for tid in calls)
+    [(call, done)] = [(rows[calls[tid]].payload, rows[ends[tid]].payload) for tid in calls
+                      if rows[calls[tid]].payload["name"] == subject.tool_name]
+    assert done["name"] == subject.tool_name and done["is_error"] is False and subject.tool_result in done["preview"]
+    if subject.tool_calls is not None:
+        assert subject.tool_name in subject.tool_calls, "the tool card was journaled but the registry never called"
     assert rows[-1].event == events.DONE and bench.manager.run_status(run_id)["status"] == "completed"
 
 
