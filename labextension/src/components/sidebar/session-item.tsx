@@ -50,23 +50,7 @@ export const SessionItem = React.memo(function SessionItem(props: ISessionItemPr
       onClick={() => props.onSelect(sid)}
     >
       {editing ? (
-        <input
-          className="jp-HermesSessionItem-input"
-          data-testid="hermes-session-rename-input"
-          aria-label="New name of the session"
-          autoFocus
-          value={draft}
-          onClick={event => event.stopPropagation()}
-          onChange={event => setDraft(event.target.value)}
-          onBlur={commit}
-          onKeyDown={event => {
-            if (event.key === 'Enter') {
-              commit();
-            } else if (event.key === 'Escape') {
-              setEditing(false);
-            }
-          }}
-        />
+        <RenameInput draft={draft} onDraft={setDraft} onCommit={commit} onCancel={() => setEditing(false)} />
       ) : (
         <SessionLabel session={session} onRename={startRename} />
       )}
@@ -93,6 +77,34 @@ export const SessionItem = React.memo(function SessionItem(props: ISessionItemPr
     </li>
   );
 });
+
+/** The inline name field: Enter or leaving it renames, Escape gives up. */
+function RenameInput(props: {
+  draft: string;
+  onDraft: (text: string) => void;
+  onCommit: () => void;
+  onCancel: () => void;
+}): JSX.Element {
+  return (
+    <input
+      className="jp-HermesSessionItem-input"
+      data-testid="hermes-session-rename-input"
+      aria-label="New name of the session"
+      autoFocus
+      value={props.draft}
+      onClick={event => event.stopPropagation()}
+      onChange={event => props.onDraft(event.target.value)}
+      onBlur={props.onCommit}
+      onKeyDown={event => {
+        if (event.key === 'Enter') {
+          props.onCommit();
+        } else if (event.key === 'Escape') {
+          props.onCancel();
+        }
+      }}
+    />
+  );
+}
 
 /** The open button: title, then the notebook and how long ago the session changed. */
 function SessionLabel(props: { session: ISessionSummary; onRename: (event: React.MouseEvent) => void }): JSX.Element {
