@@ -48,51 +48,14 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IHermesChat> = {
     palette: ICommandPalette | null,
     notebooks: INotebookTracker | null
   ): IHermesChat => {
-    const { client, followers } = connection;
-    const sessions = new SessionsModel(client);
-    const active = new ActiveNotebook(notebooks);
-    const chat = new ChatModel({
-      client,
-      followers,
-      // a first message with no session selected starts one that sees the notebook in front
-      createWithFirstTurn: (message, attachments) =>
-        sessions.createWithFirstTurn(message, attachments, bindingOf(active.current)),
-      onActivity: () => sessions.refreshSoon()
-    });
-    sessions.selectionChanged.connect((_, sid) => void chat.open(sid));
-    void chat.open(sessions.selectedId);
-    followSessionRuns(sessions, chat);
-    if (notebooks) {
-      const follow = followNotebookSession(sessions, () => notebooks.currentWidget?.context.localPath ?? null);
-      notebooks.currentChanged.connect(follow);
-    }
-
+    const { sessions, active, chat } = createModels(connection, notebooks);
     const panel = new SidebarPanel(sessions, chat, rendermime, active);
     app.shell.add(panel, 'left', { rank: 900 });
     restorer?.add(panel, panel.id);
 
     const show = () => showPanel(app, panel.id);
-    const own = [CommandIDs.open, CommandIDs.newSession];
     panel.onLeave = () => void focusNotebook(app, notebooks);
-    app.commands.addCommand(CommandIDs.open, {
-      label: 'Open Hermes Chat',
-      caption: 'Show the Hermes chat and put the cursor in its message box (again: back to the notebook)',
-      execute: () => {
-        if (sidebarHasFocus(panel.node) && panel.isVisible && focusNotebook(app, notebooks)) {
-          return;
-        }
-        show();
-        focusComposer(panel.node, app.commands, own);
-      }
-    });
-    app.commands.addCommand(CommandIDs.newSession, {
-      label: 'New Hermes Session',
-      execute: async () => {
-        show();
-        await panel.newSession();
-        focusComposer(panel.node, app.commands, own);
-      }
-    });
+    addCommands(app, panel, notebooks, show);
     if (PageConfig.getOption('notebookPage') === 'notebooks') {
       void app.restored.then(show);
     }
@@ -108,9 +71,62 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IHermesChat> = {
         return false;
       }
     };
-    return { chat, client, show, askInNotebook };
+    return { chat, client: connection.client, show, askInNotebook };
   }
 };
+
+/**
+ * The sidebar's models: the session list, the notebook in front and the open session's chat, wired
+ * so a selection opens its session and the notebook in front picks its own session.
+ */
+function createModels(
+  connection: IHermesConnection,
+  notebooks: INotebookTracker | null
+): { sessions: SessionsModel; active: ActiveNotebook; chat: ChatModel } {
+  const { client, followers } = connection;
+  const sessions = new SessionsModel(client);
+  const active = new ActiveNotebook(notebooks);
+  const chat = new ChatModel({
+    client,
+    followers,
+    // a first message with no session selected starts one that sees the notebook in front
+    createWithFirstTurn: (message, attachments) =>
+      sessions.createWithFirstTurn(message, attachments, bindingOf(active.current)),
+    onActivity: () => sessions.refreshSoon()
+  });
+  sessions.selectionChanged.connect((_, sid) => void chat.open(sid));
+  void chat.open(sessions.selectedId);
+  followSessionRuns(sessions, chat);
+  if (notebooks) {
+    const follow = followNotebookSession(sessions, () => notebooks.currentWidget?.context.localPath ?? null);
+    notebooks.currentChanged.connect(follow);
+  }
+  return { sessions, active, chat };
+}
+
+/** Open (again: back to the notebook) and New Session; both leave the caret in the composer. */
+function addCommands(app: JupyterFrontEnd, panel: SidebarPanel, notebooks: INotebookTracker | null, show: () => void): void {
+  const own = [CommandIDs.open, CommandIDs.newSession];
+  app.commands.addCommand(CommandIDs.open, {
+    label: 'Open Hermes Chat',
+    caption: 'Show the Hermes chat and put the cursor in its message box (again: back to the notebook)',
+    execute: () => {
+      if (sidebarHasFocus(panel.node) && panel.isVisible && focusNotebook(app, notebooks)) {
+        return;
+      }
+      show();
+      focusComposer(panel.node, app.commands, own);
+    }
+  });
+  app.commands.addCommand(CommandIDs.newSession, {
+    label: 'New Hermes Session',
+    execute: async () => {
+      show();
+      await panel.newSession();
+      focusComposer(panel.node, app.commands, own);
+    }
+  });
+}
 
 /**
  * Notebook 7's shell: side panels are hidden until expanded (its activateById
