@@ -46,10 +46,9 @@ export function clarifyWords(row: IClarifyRow): string {
   return `${answerWords('answered', row.answered_by)}: ${row.answer}`;
 }
 
-function Answers(props: { row: IClarifyRow }): JSX.Element {
-  const { row } = props;
+/** Sending an answer: busy until the card settles; a failure is shown and the card can be answered again. */
+function useSendAnswer(row: IClarifyRow) {
   const { answerClarify } = React.useContext(CardActions);
-  const [text, setText] = React.useState('');
   const [busy, setBusy] = React.useState(false);
   const [error, setError] = React.useState<IPlainError | null>(null);
   const send = async (answer: string): Promise<void> => {
@@ -65,7 +64,14 @@ function Answers(props: { row: IClarifyRow }): JSX.Element {
       setBusy(false);
     }
   };
-  const disabled = busy || !answerClarify;
+  return { canAnswer: !!answerClarify, busy, error, send };
+}
+
+function Answers(props: { row: IClarifyRow }): JSX.Element {
+  const { row } = props;
+  const [text, setText] = React.useState('');
+  const { canAnswer, busy, error, send } = useSendAnswer(row);
+  const disabled = busy || !canAnswer;
   return (
     <form
       className="jp-HermesClarify-choices"
@@ -86,32 +92,37 @@ function Answers(props: { row: IClarifyRow }): JSX.Element {
           {choice}
         </button>
       ))}
-      {answerClarify && (
-        <>
-          <input
-            className="jp-HermesClarify-text"
-            data-testid="hermes-clarify-text"
-            aria-label="Your answer"
-            placeholder={row.choices.length ? 'Or type an answer…' : 'Type your answer…'}
-            value={text}
-            disabled={disabled}
-            onChange={event => setText(event.target.value)}
-          />
-          <button
-            type="submit"
-            className="jp-HermesButton jp-mod-accept"
-            data-testid="hermes-clarify-send"
-            disabled={disabled || !text.trim()}
-          >
-            Answer
-          </button>
-        </>
-      )}
+      {canAnswer && <OwnWords text={text} hasChoices={row.choices.length > 0} disabled={disabled} onText={setText} />}
       {error && (
         <span className="jp-HermesError" title={error.details}>
           The answer did not reach Hermes. {error.text}
         </span>
       )}
     </form>
+  );
+}
+
+/** An answer in the user's own words: the box and its submit button. */
+function OwnWords(props: { text: string; hasChoices: boolean; disabled: boolean; onText: (text: string) => void }): JSX.Element {
+  return (
+    <>
+      <input
+        className="jp-HermesClarify-text"
+        data-testid="hermes-clarify-text"
+        aria-label="Your answer"
+        placeholder={props.hasChoices ? 'Or type an answer…' : 'Type your answer…'}
+        value={props.text}
+        disabled={props.disabled}
+        onChange={event => props.onText(event.target.value)}
+      />
+      <button
+        type="submit"
+        className="jp-HermesButton jp-mod-accept"
+        data-testid="hermes-clarify-send"
+        disabled={props.disabled || !props.text.trim()}
+      >
+        Answer
+      </button>
+    </>
   );
 }
