@@ -44,14 +44,10 @@ export const ProposalCard = React.memo(function ProposalCard(props: { row: IProp
   return <ProposalView row={props.row} actions={proposals ?? null} />;
 });
 
-export function ProposalView(props: { row: IProposalRow; actions: IProposalActions | null; inline?: boolean }): JSX.Element {
-  const { row, actions, inline } = props;
-  useSignal(actions?.changed ?? null);
+/** Accept or reject through the actions: busy meanwhile, a failure kept as the card's problem line. */
+function useDecide(row: IProposalRow, actions: IProposalActions | null) {
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
-  const status = actions ? actions.statusOf(row) : row.status;
-  const by = actions ? actions.answeredByOf(row) : row.answered_by;
-  const target = actions?.targetOf(row) ?? null;
   const decide = async (how: 'accept' | 'reject') => {
     if (!actions) {
       return;
@@ -66,6 +62,16 @@ export function ProposalView(props: { row: IProposalRow; actions: IProposalActio
       setBusy(false);
     }
   };
+  return { busy, problem, decide };
+}
+
+export function ProposalView(props: { row: IProposalRow; actions: IProposalActions | null; inline?: boolean }): JSX.Element {
+  const { row, actions, inline } = props;
+  useSignal(actions?.changed ?? null);
+  const { busy, problem, decide } = useDecide(row, actions);
+  const status = actions ? actions.statusOf(row) : row.status;
+  const by = actions ? actions.answeredByOf(row) : row.answered_by;
+  const target = actions?.targetOf(row) ?? null;
   return (
     <div
       className="jp-HermesProposal"
@@ -79,33 +85,7 @@ export function ProposalView(props: { row: IProposalRow; actions: IProposalActio
       </div>
       <ProposalPreview row={row} />
       {status === 'pending' ? (
-        <div className="jp-HermesProposal-actions">
-          <button
-            className="jp-Button jp-mod-accept jp-mod-styled"
-            data-testid="hermes-proposal-accept"
-            disabled={busy || !actions || !target}
-            title={!target ? 'Open the notebook to accept this cell' : row.action === 'delete'
-              ? `Delete this cell from ${target}` : `Put this cell into ${target}; it is not run`}
-            aria-label={row.action === 'delete' ? `Accept deleting the cell${target ? ` from ${target}` : ''}`
-              : `Accept the proposed cell${target ? ` into ${target}` : ''}`}
-            onClick={() => void decide('accept')}
-          >
-            Accept
-          </button>
-          <button
-            className="jp-Button jp-mod-reject jp-mod-styled"
-            data-testid="hermes-proposal-reject"
-            disabled={busy || !actions}
-            onClick={() => void decide('reject')}
-          >
-            Reject
-          </button>
-          {!target && !inline && (
-            <span className="jp-HermesProposal-hint">
-              {actions ? 'Open the notebook to accept it.' : 'Decide it in the Hermes sidebar.'}
-            </span>
-          )}
-        </div>
+        <Decision row={row} actions={actions} target={target} busy={busy} inline={inline} decide={decide} />
       ) : (
         <div className="jp-HermesProposal-status" data-testid="hermes-proposal-status">
           {proposalStatusWords(status, by, row.action === 'delete')}
@@ -115,6 +95,47 @@ export function ProposalView(props: { row: IProposalRow; actions: IProposalActio
         <div className="jp-HermesProposal-problem" role="alert">
           {problem}
         </div>
+      )}
+    </div>
+  );
+}
+
+/** Accept and Reject while the proposal waits; without a target notebook, where to decide it. */
+function Decision(props: {
+  row: IProposalRow;
+  actions: IProposalActions | null;
+  target: string | null;
+  busy: boolean;
+  inline?: boolean;
+  decide: (how: 'accept' | 'reject') => Promise<void>;
+}): JSX.Element {
+  const { row, actions, target, busy, decide } = props;
+  return (
+    <div className="jp-HermesProposal-actions">
+      <button
+        className="jp-Button jp-mod-accept jp-mod-styled"
+        data-testid="hermes-proposal-accept"
+        disabled={busy || !actions || !target}
+        title={!target ? 'Open the notebook to accept this cell' : row.action === 'delete'
+          ? `Delete this cell from ${target}` : `Put this cell into ${target}; it is not run`}
+        aria-label={row.action === 'delete' ? `Accept deleting the cell${target ? ` from ${target}` : ''}`
+          : `Accept the proposed cell${target ? ` into ${target}` : ''}`}
+        onClick={() => void decide('accept')}
+      >
+        Accept
+      </button>
+      <button
+        className="jp-Button jp-mod-reject jp-mod-styled"
+        data-testid="hermes-proposal-reject"
+        disabled={busy || !actions}
+        onClick={() => void decide('reject')}
+      >
+        Reject
+      </button>
+      {!target && !props.inline && (
+        <span className="jp-HermesProposal-hint">
+          {actions ? 'Open the notebook to accept it.' : 'Decide it in the Hermes sidebar.'}
+        </span>
       )}
     </div>
   );
