@@ -10,13 +10,16 @@ interrupt, or, if the worker exits without settling, by last-resort recovery.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Final, Literal, Mapping
+from pathlib import Path
+from typing import Any, Callable, Final, Literal, Mapping, TypeVar
 
 from ..agents.base import AgentBackend, NotebookBinding, TurnRequest, TurnResult
+from ..agents.answered import AnsweredBy
 from ..agents.errors import failed_turn
 from ..agents.usage import usage_payload
 from ..events import USAGE
@@ -26,6 +29,7 @@ from ..ids import new_run_id, validate_id
 from ..journal import Journals
 from ..recovery.liveness import LiveRuns
 from ..markers import known_cause
+from ..notebook.recovery_service import NotebookPlaces, NotebookRecovery, Recovered
 from ..redact import PATTERNS_ONLY, Redactor
 from ..recovery.repair import Recovery
 from ..sessions.store import RunActive as RunActive  # RunActive: handlers map it to 409
@@ -36,8 +40,10 @@ from . import continuation, settle
 from .continuation import NothingToContinue as NothingToContinue  # raised by continue_turn; handlers map it to 409
 from .settle import NothingToRetry as NothingToRetry  # raised by retry/undo; handlers map it to 409
 from .binding import sync_session_split
+from .session_edits import EDITABLE as EDITABLE, checkpoint, edit_fields, session_binding as session_binding, undo_last_turn
 from .diskfull import DISK_FULL, SpaceWaiter
-from .fanout import RunObservers
+from .fanout import Observer, RunObservers
+from .queue import Mode, Submitted, TurnQueue
 from .run import Draining as Draining  # raised while draining; handlers map it to 409
 from .run import Run, redacted_result, run_redactor
 from .sink import RunSink
@@ -45,16 +51,18 @@ from .status import RunStatusIndex
 from .views import RunViews
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 Lifecycle = Callable[[str, dict[str, Any]], None]
 #: running → settling | cancelling | interrupting → settled
 
 
-#: Session fields a client may change with `PATCH sessions/{sid}`.
-EDITABLE = frozenset({"title", "model", "backend", "notebook_path", "kernel_id", "autonomy"})
 
 
-class RunManager(RunViews):
+class RunManager:
+    """The engine, and the one front door to it: handlers make one call here per verb. It owns the turn
+    queue (`queue`, which it calls) and holds the read side (`views`), composed, not mixed in."""
+
     def __init__(
         self,
         store: SessionStore,
@@ -71,6 +79,7 @@ class RunManager(RunViews):
         io_workers: int = 2,
         seal_journals: bool = True,
         redactor: Redactor = PATTERNS_ONLY,
+        notebooks: NotebookPlaces | None = None,
     ) -> None:
         self.store = store
         self.journals = journals
@@ -98,6 +107,62 @@ class RunManager(RunViews):
         self.sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-seal")
         #: Called on the loop with the session id once a run has settled (the queue starts the next turn).
         self.after_settle: list[Callable[[str], None]] = []
+        self.views = RunViews(store, journals, recovery, self.observers, self.status, self._runs, self.offload)
+        self.queue = TurnQueue(self)
+        #: Notebook recovery, where the server says where notebooks are (None: an engine without notebooks).
+        self.notebooks = None if notebooks is None else NotebookRecovery(
+            notebooks, journals, live.is_live, recovery.verdict, self.offload)
+
+    async def offload(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run blocking store or journal work on the engine's small I/O pool."""
+        return await asyncio.get_running_loop().run_in_executor(self.io, functools.partial(fn, *args, **kwargs))
+
+    # -- the front door: sending, reading, cancelling (the queue and the views answer) ----------
+    async def send(self, session_id: str, message: str, *, attachments: list[dict[str, Any]] | None = None,
+                   notebook: NotebookBinding | None = None, mode: Mode = "queue") -> Submitted:
+        """A message to a session: started now, queued behind its running turn, or (`steer`) handed to it."""
+        return await self.queue.submit(session_id, message, attachments=attachments, notebook=notebook, mode=mode)
+
+    async def read_session(self, session_id: str) -> Session:
+        """The session, a stale turn repaired first. A read never starts a turn."""
+        return await self.offload(self.recovery.get_session, validate_id(session_id, "session id"))
+
+    async def describe_run(self, run_id: str) -> dict[str, Any]:
+        """`GET runs/{id}`: its status and closing marker; a queued run is `queued`."""
+        return await self.queue.run_status(run_id)
+
+    async def cancel_run(self, run_id: str, cause: str | None = None) -> dict[str, Any]:
+        """Take a queued turn off its queue, or cancel a live run (`cause`: interrupt it with that cause)."""
+        return await self.queue.cancel(run_id, cause)
+
+    async def session_of_run(self, run_id: str) -> str:
+        """The session of a run, queued, live or journaled (who may see it)."""
+        return await self.queue.session_of_run(run_id)
+
+    async def recover_notebook(self, path: str, full: Path, *, force: bool = False) -> Recovered:
+        """Rebuild a notebook's unfinished hermes outputs, through its room or in its file (notebook/recovery_service.py)."""
+        if self.notebooks is None:
+            raise RuntimeError("this engine was built without notebooks")
+        return await self.notebooks.recover(path, full, force=force)
+
+    async def resume_queues(self) -> list[str]:
+        """After the start-up scan settled what a previous process left: start each idle session's queue."""
+        return await self.queue.resume()
+
+    def run_status(self, run_id: str, *, with_marker: bool = False) -> dict[str, Any]:
+        return self.views.run_status(run_id, with_marker=with_marker)
+
+    def attach(self, run_id: str, after_seq: int = 0, *, heartbeat_s: float | None = None) -> Observer:
+        return self.views.attach(run_id, after_seq, heartbeat_s=heartbeat_s)
+
+    async def read_events(self, run_id: str, after_seq: int, limit: int) -> dict[str, Any]:
+        return await self.views.read_events(run_id, after_seq, limit)
+
+    async def run_bundle(self, run_id: str) -> dict[str, Any]:
+        return await self.offload(self.views.run_bundle, run_id)
+
+    async def decide_proposal(self, run_id: str, proposal_id: str, decision: str, by: AnsweredBy) -> dict[str, Any]:
+        return await self.views.decide_proposal(run_id, proposal_id, decision, by)
 
     # -- admission --------------------------------------------------------------------------
     async def start_run(
@@ -365,25 +430,9 @@ class RunManager(RunViews):
         while True:
             await asyncio.sleep(self.checkpoint_interval_s)
             try:
-                await self.offload(self._checkpoint, run)
+                await self.offload(checkpoint, self.store, run)
             except OSError:  # a full disk: the journal holds the progress, the settle reports the failure
                 log.warning("checkpoint of run %s failed", run.run_id, exc_info=True)
-
-    def _checkpoint(self, run: Run) -> None:
-        """Persist the run's progress in the sidecar (the journal holds the output itself)."""
-        if run.channel.last_seq == run.checkpointed_seq:
-            return
-        lock = self.store.lock(run.session_id)
-        if not lock.acquire(blocking=False):
-            return
-        try:
-            session = self.store.load(run.session_id)
-            if session.active_run_id == run.run_id:
-                session.extra["run_progress"] = {"run_id": run.run_id, "last_seq": run.channel.last_seq, "at": time.time()}
-                self.store.save(session, touch=False)
-                run.checkpointed_seq = run.channel.last_seq
-        finally:
-            lock.release()
 
     async def _stop_checkpoint(self, task: asyncio.Task[None]) -> None:
         task.cancel()
@@ -503,17 +552,7 @@ class RunManager(RunViews):
     async def undo(self, session_id: str) -> Session:
         """Remove the last turn (its user row and everything after it)."""
         validate_id(session_id, "session id")
-        return await self.offload(self._undo_sync, session_id)
-
-    def _undo_sync(self, session_id: str) -> Session:
-        self.recovery.get_session(session_id)
-        with self.store.lock(session_id):
-            session = self.store.load(session_id)
-            if session.active_run_id and self.live.is_live(session.active_run_id):
-                raise RunActive(f"session {session_id} has a running turn")
-            settle.truncate_turn(session, settle.last_user_index(session))
-            self.store.save(session)
-            return session
+        return await self.offload(undo_last_turn, self.store, self.recovery, self.live.is_live, session_id)
 
     # -- sessions: edits that must not race a run ---------------------------------------------
     async def rename_session(self, session_id: str, title: str) -> Session:
@@ -529,17 +568,7 @@ class RunManager(RunViews):
         unknown = set(changes) - EDITABLE
         if unknown:
             raise ValueError(f"not editable: {sorted(unknown)}")
-        return await self.offload(self._edit_sync, session_id, changes)
-
-    def _edit_sync(self, session_id: str, changes: dict[str, str | None]) -> Session:
-        with self.store.lock(session_id):
-            fields: dict[str, str | None] = dict(changes)
-            before = self.store.load(session_id)
-            if "notebook_path" in changes and changes["notebook_path"] != before.notebook_path:
-                fields["cell_id"] = None  # the cell of the last magic run belongs to the notebook it was in
-            if changes.get("backend") not in (None, before.backend):
-                fields["backend_session_id"] = None  # the old backend's conversation id means nothing to the new one
-            return self.store.replace(session_id, **fields)
+        return await self.offload(edit_fields, self.store, session_id, changes)
 
     async def delete_session(self, session_id: str, *, corrupt: bool = False) -> None:
         """Delete a session and its journals, all or nothing; refused while it has a live run.
@@ -616,17 +645,6 @@ class RunManager(RunViews):
             "kernel_id": run.notebook.kernel_id if run.notebook else None,
             "duration_s": round(time.time() - run.started_at, 3),
         }
-
-
-def session_binding(session: Session) -> NotebookBinding | None:
-    """The notebook a session is bound to, for a run whose request names none (a sidebar run).
-
-    The binding belongs to the session, so every run of a bound session gets the notebook
-    tools, and a restart of that kernel interrupts it, whichever client started it.
-    """
-    if not (session.notebook_path or session.kernel_id):
-        return None
-    return NotebookBinding(notebook_path=session.notebook_path, cell_id=session.cell_id, kernel_id=session.kernel_id)
 
 
 _LIFECYCLE: Final[dict[str, str]] = {

@@ -1,6 +1,7 @@
 """The turn queue: a message sent while a turn runs waits in the session's sidecar, then runs in order.
 
-`POST sessions/{sid}/runs` goes through `TurnQueue.submit`: with the session idle the
+The engine owns the queue (`RunManager.queue`) and is its only caller: `POST sessions/{sid}/runs`
+is `RunManager.send`, which goes through `TurnQueue.submit`: with the session idle the
 turn starts at once; while a turn is live the message is saved in `session.queued`
 (first in, first out, at most `MAX_QUEUED`) under the run id the client is given,
 and started under that id when the running turn settles. The decision and the save
@@ -8,9 +9,10 @@ happen in one hold of the session lock, the lock admission takes, so a message i
 never both started and queued. `mode: "steer"` hands the text to the live turn
 instead, where the backend can take it (Hermes' steer).
 
-After a server restart the queue is still in the sidecar: its first turn starts on
-the next read of the session (or of a queued run) or the next message sent to it;
-nothing starts on its own while nobody is looking.
+Reads never start a turn: a queued turn starts when the turn ahead of it settles, or when a
+message is admitted to an idle session. After a server restart the queue is still in the
+sidecar; the start-up scan settles the turn the old process left pending and then resumes
+each idle session's queue (`resume`), as that settle would have.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -27,8 +29,10 @@ from ..agents.base import NotebookBinding, Steers
 from ..events import STATUS
 from ..ids import new_run_id, validate_id
 from ..sessions.store import Session
-from .manager import RunManager
 from .run import Draining, Run
+
+if TYPE_CHECKING:
+    from .manager import RunManager
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +92,7 @@ def _binding_row(notebook: NotebookBinding | None) -> dict[str, str | None] | No
 
 
 class TurnQueue:
-    """Queued turns of every session, started in order as runs settle."""
+    """Queued turns of every session, started in order as runs settle (owned by the engine, which calls it)."""
 
     def __init__(self, manager: RunManager, *, limit: int = MAX_QUEUED) -> None:
         self.manager = manager
@@ -187,22 +191,25 @@ class TurnQueue:
         return self.manager.admit_locked(session, head.message, head.attachments, head.binding(), None, loop,
                                          run_id=head.run_id)
 
-    # -- reading and cancelling ---------------------------------------------------------------
-    async def read_session(self, session_id: str) -> Session:
-        """The session (repaired first); an idle session with a queue starts its next turn now."""
-        session = await self.manager.offload(self.manager.recovery.get_session, validate_id(session_id, "session id"))
-        if session.queued and not self.manager.is_busy(session) and await self.start_next(session_id):
-            session = await self.manager.offload(self.manager.store.load, session_id)
-        return session
+    async def resume(self) -> list[str]:
+        """Start the head of every idle session's queue (after the start-up scan settled what a previous
+        process left pending); the run ids started."""
+        rows = await self.manager.offload(self.manager.store.list)
+        started = []
+        for row in rows:
+            if row.get("queued") and not row.get("corrupt"):
+                run_id = await self.start_next(str(row["session_id"]))
+                if run_id is not None:
+                    started.append(run_id)
+        return started
 
+    # -- reading and cancelling (reads never start a turn) ------------------------------------
     async def run_status(self, run_id: str) -> dict[str, Any]:
-        """`GET runs/{id}`: a queued run answers `status: "queued"` (and an idle session starts it)."""
+        """`GET runs/{id}`: a queued run answers `status: "queued"`."""
         validate_id(run_id, "run id")
         session_id = await self.manager.offload(self._session_of, run_id)
-        if session_id is not None:
-            await self.read_session(session_id)
-            if self._where.get(run_id) == session_id:
-                return {"run_id": run_id, "session_id": session_id, "status": "queued", "last_seq": 0, "marker": None}
+        if session_id is not None and self._where.get(run_id) == session_id:
+            return {"run_id": run_id, "session_id": session_id, "status": "queued", "last_seq": 0, "marker": None}
         return await self.manager.offload(self.manager.run_status, run_id, with_marker=True)
 
     async def cancel(self, run_id: str, cause: str | None = None) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """What clients read of runs: status, transcript, bundle, the settled message, journal pages.
 
-The read side of `RunManager`, kept apart so the engine module holds admission, the
-worker and settling. Every view goes through `run_transcript`: a settled run is the
+The read side of the engine: `RunManager` holds one `RunViews` (composed, not inherited) and
+answers reads through it, so the engine module holds admission, the worker and settling. Every view goes through `run_transcript`: a settled run is the
 turn its session stored (docs/transcript.md, "Stored turns"); any other run is one
 fold of the journal, closed by recovery's verdict for a dead run, with the session's
 decisions on proposed cells laid over it. The stream's settled message is built once
@@ -10,11 +10,9 @@ per stored turn and shared by every socket.
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import msgspec
 
@@ -36,26 +34,30 @@ from .status import RunStatusIndex
 if TYPE_CHECKING:
     from .run import Run
 
-T = TypeVar("T")
-
 #: Settled messages kept built (one per recently settled run; a turn stored again is rebuilt).
 SETTLED_KEPT = 32
 
 
+T = TypeVar("T")
+
+
+class Offload(Protocol):
+    """The engine's way to run blocking store or journal work off the event loop (`RunManager.offload`)."""
+
+    def __call__(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Awaitable[T]: ...
+
+
 class RunViews:
-    """Read-only views of runs, live or settled (mixed into `RunManager`, which sets the fields)."""
+    """Read-only views of runs, live or settled. `runs` is the engine's own table of live runs (read, never changed)."""
 
-    io: ThreadPoolExecutor
-    journals: Journals
-    observers: RunObservers
-    recovery: Recovery
-    status: RunStatusIndex
-    store: SessionStore
-    _runs: dict[str, Run]
-
-    async def offload(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run blocking store or journal work on the manager's small I/O pool."""
-        return await asyncio.get_running_loop().run_in_executor(self.io, functools.partial(fn, *args, **kwargs))
+    def __init__(
+        self, store: SessionStore, journals: Journals, recovery: Recovery, observers: RunObservers,
+        status: RunStatusIndex, runs: dict[str, Run], offload: Offload,
+    ) -> None:
+        self.store, self.journals, self.recovery = store, journals, recovery
+        self.observers, self.status, self._runs, self.offload = observers, status, runs, offload
+        self._settled_kept: dict[str, tuple[StoredTurn, dict[str, Any], str]] = {}
+        self._settled_lock = threading.Lock()  # sockets asking at once wait for one build
 
     async def read_events(self, run_id: str, after_seq: int, limit: int) -> dict[str, Any]:
         """A page of a run's journal lines: `{events, next_seq, terminal}` (docs/api.md)."""
@@ -139,8 +141,8 @@ class RunViews:
             message = self._settled_message(self.run_transcript(run_id))
             return message, msgspec.json.encode(message).decode()
         turn, transcript = stored
-        kept: dict[str, tuple[StoredTurn, dict[str, Any], str]] = self.__dict__.setdefault("_settled_kept", {})
-        with self.__dict__.setdefault("_settled_lock", threading.Lock()):  # sockets asking at once wait for one build
+        kept = self._settled_kept
+        with self._settled_lock:
             hit = kept.get(run_id)
             if hit is not None and hit[0] is turn:  # a turn stored again (a decision, a recovery) is a new object
                 return hit[1], hit[2]

@@ -35,6 +35,7 @@ from ..recovery.repair import Recovery, RecoveryPolicy
 from ..runs import settle
 from ..redact import Redactor, redact_logs
 from ..retention import RetentionPolicy, collect
+from ..notebook.recovery_service import NotebookPlaces
 from ..runs.manager import RunManager
 from ..sessions.store import SessionStore
 from .autonomy import MAX_SETTING as MAX_AUTONOMY
@@ -215,6 +216,7 @@ class HermesJupyter(ExtensionApp):
             store, journals, recovery, live, backends, default_backend=self.backend,
             cancel_grace_s=self.cancel_grace, heartbeat_s=self.heartbeat_interval, on_lifecycle=telemetry.lifecycle,
             seal_journals=self.journal_compress, redactor=redactor,
+            notebooks=NotebookPlaces(Path(self.serverapp.root_dir), state, rooms, self._open_in_a_frontend),
         )
         self.hermes = HermesServices(
             state_dir=state, store=store, journals=journals, live=live, recovery=recovery, manager=manager,
@@ -226,6 +228,14 @@ class HermesJupyter(ExtensionApp):
         self.settings[MODEL_SETTINGS] = self._model_settings(state, backends)
         if event_logger is not None:
             KernelWatcher(manager, self.kernel_restart_policy).listen(event_logger)
+
+    async def _open_in_a_frontend(self, path: str) -> bool:
+        """A notebook with a live kernel session is open somewhere: its unsaved edits must not be clobbered."""
+        if self.serverapp is None:
+            return False
+        wanted = path.strip("/")
+        sessions = await self.serverapp.session_manager.list_sessions()
+        return any(str(s.get("path", "")).strip("/") == wanted for s in sessions)
 
     def _model_settings(self, state: Path, backends: dict[str, AgentBackend]) -> ModelSettings:
         """The settings saved in JupyterLab over this config's preset (docs/models.md), applied now and on save."""
@@ -341,6 +351,10 @@ class HermesJupyter(ExtensionApp):
                 except Exception:  # one unreadable session must not stop the scan
                     self.log.exception("startup repair of session %s failed", row["session_id"])
         self.log.info("hermes_jupyter: startup scan checked %d sessions", len(rows))
+        try:  # the turns those repairs settled had messages queued behind them: those start now
+            await self.hermes.manager.resume_queues()
+        except Exception:
+            self.log.exception("hermes_jupyter: resuming queued turns failed")
         await self._collect_journals()  # after the repairs: settled sessions free their journals
 
     async def _collect_journals(self) -> None:

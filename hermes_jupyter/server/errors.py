@@ -27,11 +27,13 @@ from ..journal import JournalBusy
 from ..journal.files import CorruptJournal, RefusedJournal
 from ..sessions.listing import BadCursor
 from ..runs.manager import Draining, NothingToContinue, NothingToRetry, RunActive
+from ..notebook.recovery_service import NotebookOpen
 from ..runs.queue import MAX_QUEUED, CannotSteer, QueueFull
 from ..runs.proposals import ProposalDecided, UnknownProposal
 from ..runs.status import UnknownRun
 from ..sessions.store import CorruptSession, UnknownSession
 from .kernel_token import PREFIX as KERNEL_TOKEN_PREFIX
+from .rooms import RoomUnavailable
 
 DISK_FULL = "The server's disk is full, so nothing was saved. Free some space on the server, then try again."
 
@@ -60,6 +62,11 @@ ERRORS: list[tuple[type[BaseException], int, str]] = [
     (JournalBusy, 409, "This run is being written by another server process, or is finished and takes no more "
                        "events. Reload the session."),
     (FileNotFoundError, 404, "That notebook was not found. Check its path and try again."),
+    (NotebookOpen, 409, "This notebook is open with a running kernel, so its file was left untouched: the open "
+                        "notebook rebuilds its hermes outputs by itself, save it there. To rewrite the file anyway, "
+                        "force the recovery."),
+    (RoomUnavailable, 409, "This notebook is open for real-time collaboration and its shared copy could not be "
+                           "reached, so nothing was changed. Try again in a moment."),
     (RunActive, 409, "This session is still running a turn. Wait for it to finish or stop it, then try again."),
     (QueueFull, 409, f"{MAX_QUEUED} messages are already waiting in this session. Wait until one is answered, "
                      "or remove one from the queue, then send again."),

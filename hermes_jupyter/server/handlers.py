@@ -36,7 +36,6 @@ from .inputs import check_text, parse_count, parse_json
 from .kernel_token import KernelTokenAuth
 from .principals import person_only, principal_of, require_person
 from .scope import binding_now, check_notebook, check_run, check_session, kernel_paths, own_binding, visible_rows
-from .rooms import RoomUnavailable
 from .services import HermesServices
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
@@ -225,7 +224,7 @@ class SessionHandler(HermesHandler):
     @authorized
     @api_errors
     async def get(self, session_id: str) -> None:
-        session = await self.hermes.queue.read_session(await self.own_sid(session_id))
+        session = await self.hermes.manager.read_session(await self.own_sid(session_id))
         self.answer({**session.to_json(), "max_autonomy": max_autonomy(self)})
 
     @web.authenticated
@@ -286,7 +285,7 @@ class RunRootHandler(HermesHandler):
                              "mode must be 'queue' or 'steer'")
         sid = await self.own_sid(session_id)
         notebook = await own_binding(self, _binding(body)) or await binding_now(self, self.hermes, sid)
-        submitted = await self.hermes.queue.submit(sid, message, attachments=attachments, notebook=notebook, mode=mode)
+        submitted = await self.hermes.manager.send(sid, message, attachments=attachments, notebook=notebook, mode=mode)
         self.answer(submitted.to_json(), 202)
 
 
@@ -319,7 +318,7 @@ class RunHandler(HermesHandler):
     async def get(self, run_id: str) -> None:
         """`{run_id, session_id, status, last_seq, marker}`: marker is the run's closing marker row or null;
         a queued run's status is `queued`."""
-        self.answer(await self.hermes.queue.run_status(await self.own_run_id(run_id)))
+        self.answer(await self.hermes.manager.describe_run(await self.own_run_id(run_id)))
 
 
 class RunBundleHandler(HermesHandler):
@@ -331,8 +330,7 @@ class RunBundleHandler(HermesHandler):
     @authorized
     @api_errors
     async def get(self, run_id: str) -> None:
-        manager = self.hermes.manager
-        self.answer(await manager.offload(manager.run_bundle, await self.own_run_id(run_id)))
+        self.answer(await self.hermes.manager.run_bundle(await self.own_run_id(run_id)))
 
 
 class RunEventsHandler(HermesHandler):
@@ -363,7 +361,7 @@ class RunCancelHandler(HermesHandler):
         cause = _optional_str(self.json_body(), "cause", 32)
         if cause not in (None, "kernel_restart"):
             raise user_error(400, "A run can be stopped only by a cancel or a kernel restart.", f"cause {cause!r}")
-        self.answer(await self.hermes.queue.cancel(await self.own_run_id(run_id), cause=cause))
+        self.answer(await self.hermes.manager.cancel_run(await self.own_run_id(run_id), cause=cause))
 
 
 class ApprovalHandler(HermesHandler):
@@ -424,47 +422,8 @@ class NotebookRecoverHandler(HermesHandler):
             raise user_error(400, "Name the notebook to recover.", "path is required")
         full = _confined(self.hermes.root_dir, path)
         await check_notebook(self, path)  # a kernel recovers only its own notebook
-        if not full.is_file():
-            raise FileNotFoundError(f"no notebook at {path}")
-        shared = await self._recover_in_room(full.relative_to(self.hermes.root_dir.resolve()).as_posix())
-        if shared is not None:
-            self.answer({"path": path, "cells_recovered": shared, "shared": True})
-            return
-        if body.get("force") is not True and await self._open_in_a_frontend(path):
-            raise user_error(
-                409, "This notebook is open with a running kernel, so its file was left untouched: the open "
-                "notebook rebuilds its hermes outputs by itself, save it there. To rewrite the file anyway, "
-                "force the recovery.", f"{path}: pass force=true to recover anyway",
-            )
-        from ..notebook.recover import recover_notebook_file  # nbformat is only needed here
-
-        cells = await self.hermes.manager.offload(
-            recover_notebook_file, full, self.hermes.state_dir, verdict_of=self.hermes.recovery.verdict
-        )
-        self.answer({"path": path, "cells_recovered": cells, "shared": False})
-
-    async def _recover_in_room(self, api_path: str) -> int | None:
-        """Cells recovered through the room holding the notebook, or None when no room holds it."""
-        rooms = self.hermes.rooms
-        if rooms is None:
-            return None
-        live = self.hermes.live
-        try:
-            return await rooms.recover(
-                api_path, self.hermes.journals, is_live=lambda sid, run_id: live.is_live(run_id),
-                verdict_of=self.hermes.recovery.verdict, offload=self.hermes.manager.offload,
-            )
-        except RoomUnavailable:
-            raise user_error(
-                409, "This notebook is open for real-time collaboration and its shared copy could not be "
-                "reached, so nothing was changed. Try again in a moment.", f"{api_path}: room unavailable",
-            ) from None
-
-    async def _open_in_a_frontend(self, path: str) -> bool:
-        """A notebook with a live kernel session is open somewhere: its unsaved edits must not be clobbered."""
-        wanted = path.strip("/")
-        sessions = await self.session_manager.list_sessions()  # type: ignore[no-untyped-call]
-        return any(str(s.get("path", "")).strip("/") == wanted for s in sessions)
+        recovered = await self.hermes.manager.recover_notebook(path, full, force=body.get("force") is True)
+        self.answer(recovered.to_json())
 
 
 def _confined(root: Path, relative: str) -> Path:

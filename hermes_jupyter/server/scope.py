@@ -61,7 +61,7 @@ async def check_run(handler: Any, hermes: HermesServices, run_id: str) -> None:
     principal = await principal_of(handler)
     if principal.kind != "kernel":
         return
-    session_id = await hermes.queue.session_of_run(run_id)  # UnknownRun for a run nobody knows
+    session_id = await hermes.manager.session_of_run(run_id)  # UnknownRun for a run nobody knows
     try:
         await check_session(handler, hermes, session_id)
     except UnknownSession:

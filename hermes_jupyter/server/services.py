@@ -11,7 +11,6 @@ from ..journal import Journals
 from ..recovery.liveness import LiveRuns
 from ..recovery.repair import Recovery
 from ..runs.manager import RunManager
-from ..runs.queue import TurnQueue
 from ..sessions.store import SessionStore
 from .notebook_editor import NotebookEditor
 from .rooms import SharedNotebooks
@@ -35,7 +34,3 @@ class HermesServices:
     rooms: SharedNotebooks | None = None
     #: The one writer of agent cell changes (docs/notebook-edits.md): the cell tools and undo go through it.
     notebook_editor: NotebookEditor | None = None
-    queue: TurnQueue = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.queue = TurnQueue(self.manager)

@@ -183,7 +183,7 @@ class RunStreamHandler(WebSocketMixin, WebSocketHandler, KernelTokenAuth):
         message: dict[str, Any] = {}
         text = ""
         try:
-            message, text = await manager.offload(manager.settled_frame, self.observer.run_id)
+            message, text = await manager.offload(manager.views.settled_frame, self.observer.run_id)
         except Exception:  # the journal vanished (session deleted): the socket still closes cleanly
             self.log.exception("no settled message for run %s", self.observer.run_id)
             if self.observer.finished:

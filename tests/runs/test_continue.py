@@ -153,18 +153,18 @@ async def test_a_continuations_cell_bundle_shows_the_whole_answer_with_its_marke
     await hermes_engine.manager.cancel(run.run_id)
     cont, _ = await hermes_engine.manager.continue_turn(session.session_id)
     await cont.done.wait()
-    bundle = hermes_engine.manager.run_bundle(cont.run_id)
+    bundle = await hermes_engine.manager.run_bundle(cont.run_id)
     assert bundle["application/vnd.hermes.run+json"]["continues"] == run.run_id
     markdown = bundle["text/markdown"]
     head, marker, tail = markdown.partition(CANCEL_CONTENT.split("\n")[0])  # the marker stays between the parts
     assert marker and head.strip() and tail.strip(), markdown
     body = head + tail.split("<sub>")[0]  # the answer, without the usage footer
     assert [int(n) for n in re.findall(r"\b\d+\b", body)] == list(range(1, N + 1))
-    assert hermes_engine.manager.settled_message(cont.run_id)["bundle"] == bundle
+    assert hermes_engine.manager.views.settled_message(cont.run_id)["bundle"] == bundle
     _, recovered = run_bundle(hermes_engine.core.journals, session.session_id, cont.run_id, live=False,
                               verdict_of=sidecar_verdicts(hermes_engine.core.state_dir))
     assert recovered == bundle  # jupyter hermes recover writes the same bytes
-    plain = hermes_engine.manager.run_bundle(run.run_id)
+    plain = await hermes_engine.manager.run_bundle(run.run_id)
     assert "continues" not in plain["application/vnd.hermes.run+json"]  # the interrupted run's own bundle
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_jupyter.runs.queue import MAX_QUEUED, CannotSteer, QueueFull, TurnQueue
+from hermes_jupyter.runs.queue import MAX_QUEUED, CannotSteer, QueueFull
 
 from ..hermes_fixtures import Engine, build_core, build_engine
 
@@ -27,7 +27,7 @@ async def _wait_idle(engine: Engine, sid: str, timeout_s: float = 20.0) -> None:
 
 
 async def test_a_message_sent_while_a_turn_runs_is_queued_and_answered_after_it_in_order(hermes_engine: Engine) -> None:
-    queue = TurnQueue(hermes_engine.manager)
+    queue = hermes_engine.manager.queue  # the engine owns its queue
     sid = hermes_engine.new_session().session_id
     first = await queue.submit(sid, "count to 30")
     second = await queue.submit(sid, "count to 2")
@@ -47,7 +47,7 @@ async def test_a_message_sent_while_a_turn_runs_is_queued_and_answered_after_it_
 
 
 async def test_the_queue_holds_at_most_eight_then_refuses(hermes_engine: Engine) -> None:
-    queue = TurnQueue(hermes_engine.manager)
+    queue = hermes_engine.manager.queue  # the engine owns its queue
     sid = hermes_engine.new_session().session_id
     running = await queue.submit(sid, "count to 100000")
     for i in range(MAX_QUEUED):
@@ -60,7 +60,7 @@ async def test_the_queue_holds_at_most_eight_then_refuses(hermes_engine: Engine)
 
 
 async def test_cancel_of_a_queued_turn_takes_it_off_the_queue_and_it_never_runs(hermes_engine: Engine) -> None:
-    queue = TurnQueue(hermes_engine.manager)
+    queue = hermes_engine.manager.queue  # the engine owns its queue
     sid = hermes_engine.new_session().session_id
     running = await queue.submit(sid, "count to 40")
     dropped = await queue.submit(sid, "count to 2")
@@ -76,7 +76,7 @@ async def test_cancel_of_a_queued_turn_takes_it_off_the_queue_and_it_never_runs(
 
 
 async def test_stopping_the_running_turn_starts_the_queued_one(hermes_engine: Engine) -> None:
-    queue = TurnQueue(hermes_engine.manager)
+    queue = hermes_engine.manager.queue  # the engine owns its queue
     sid = hermes_engine.new_session().session_id
     running = await queue.submit(sid, "count to 100000")
     waiting = await queue.submit(sid, "count to 2")
@@ -87,7 +87,7 @@ async def test_stopping_the_running_turn_starts_the_queued_one(hermes_engine: En
 
 
 async def test_steer_on_a_backend_that_cannot_steer_is_refused_and_nothing_is_queued(hermes_engine: Engine) -> None:
-    queue = TurnQueue(hermes_engine.manager)
+    queue = hermes_engine.manager.queue  # the engine owns its queue
     sid = hermes_engine.new_session().session_id
     running = await queue.submit(sid, "count to 100000")
     with pytest.raises(CannotSteer):
@@ -104,28 +104,28 @@ async def test_steer_hands_the_text_to_a_backend_that_can_and_notes_it_in_the_ru
         return True
 
     hermes_engine.demo.steer = steer  # the demo cannot steer; this one can
-    queue = TurnQueue(hermes_engine.manager)
+    queue = hermes_engine.manager.queue  # the engine owns its queue
     sid = hermes_engine.new_session().session_id
     running = await queue.submit(sid, "count to 100000")
     answer = await queue.submit(sid, "stop at 50", mode="steer")
     assert answer.steered and answer.run_id == running.run_id and steered == [(running.run_id, "stop at 50")]
     await hermes_engine.manager.cancel(running.run_id)
-    notes = [r for r in hermes_engine.manager.run_transcript(running.run_id).to_json()["rows"] if r["kind"] == "note"]
+    notes = [r for r in hermes_engine.manager.views.run_transcript(running.run_id).to_json()["rows"] if r["kind"] == "note"]
     assert any("stop at 50" in n["text"] for n in notes)
 
 
 async def test_steer_with_no_running_turn_sends_the_message_normally(hermes_engine: Engine) -> None:
-    queue = TurnQueue(hermes_engine.manager)
+    queue = hermes_engine.manager.queue  # the engine owns its queue
     sid = hermes_engine.new_session().session_id
     answer = await queue.submit(sid, "count to 2", mode="steer")
     assert not answer.queued and not answer.steered
     await _wait_idle(hermes_engine, sid)
 
 
-async def test_a_queued_turn_survives_a_server_restart_and_starts_on_the_next_read(
+async def test_a_queued_turn_survives_a_server_restart_reads_leave_it_queued_and_the_resume_starts_it(
     hermes_engine: Engine, tmp_path: Path
 ) -> None:
-    queue = TurnQueue(hermes_engine.manager)
+    queue = hermes_engine.manager.queue  # the engine owns its queue
     sid = hermes_engine.new_session().session_id
     await queue.submit(sid, "count to 100000")
     waiting = await queue.submit(sid, "count to 2")
@@ -133,8 +133,12 @@ async def test_a_queued_turn_survives_a_server_restart_and_starts_on_the_next_re
     assert [q["run_id"] for q in hermes_engine.core.store.load(sid, use_cache=False).queued] == [waiting.run_id]
     restarted = build_engine(build_core(tmp_path))  # a new process over the same state directory
     try:
-        fresh = TurnQueue(restarted.manager)
-        assert (await fresh.run_status(waiting.run_id))["status"] in ("running", "completed")  # a read starts it
+        manager = restarted.manager
+        assert (await manager.describe_run(waiting.run_id))["status"] == "queued"  # reads start nothing
+        assert [q["run_id"] for q in (await manager.read_session(sid)).queued] == [waiting.run_id]
+        assert (await manager.describe_run(waiting.run_id))["status"] == "queued"
+        assert not manager.active_runs()
+        assert await manager.resume_queues() == [waiting.run_id]  # what the server's start-up scan does
         await _wait_idle(restarted, sid)
         assert restarted.core.store.load(sid).messages[-1]["content"] == "1 2"
     finally:
