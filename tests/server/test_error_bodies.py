@@ -138,7 +138,7 @@ async def signed_in(jp_serverapp: Any, jp_http_port: int, jp_base_url: str) -> S
 def concrete(pattern: str, value: str) -> str | None:
     """The path of a route with every id set to `value`; None for the catch-all (asked apart)."""
     path = pattern[pattern.index("hermes/api/"):].rstrip("$")
-    path = re.sub(r"\(\?P<action>[^)]*\)", "retry", path)
+    path = re.sub(r"\(\?P<action>([^)|]*)[^)]*\)", r"\1", path)  # the route's first action
     path = re.sub(r"\(\?P<\w+>[^)]*\)", quote(value), path)
     return None if "(" in path or "*" in path else path
 
