@@ -16,7 +16,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Final, Literal, Mapping, TypeVar
+from typing import Any, Callable, Literal, Mapping, TypeVar
 
 from ..agents.base import AgentBackend, NotebookBinding, TurnRequest, TurnResult
 from ..agents.answered import AnsweredBy
@@ -35,13 +35,13 @@ from ..recovery.repair import Recovery
 from ..sessions.store import RunActive as RunActive  # RunActive: handlers map it to 409
 from ..sessions.store import Session, SessionStore
 from ..sessions.titles import title_for_turn
-from ..transcript import Transcript, TranscriptFold, Verdict, api_messages
+from ..transcript import api_messages
 from . import continuation, settle
 from .continuation import NothingToContinue as NothingToContinue  # raised by continue_turn; handlers map it to 409
 from .settle import NothingToRetry as NothingToRetry  # raised by retry/undo; handlers map it to 409
-from .binding import sync_session_split
 from .session_edits import EDITABLE as EDITABLE, checkpoint, edit_fields, session_binding as session_binding, undo_last_turn
 from .diskfull import DISK_FULL, SpaceWaiter
+from .ending import LIFECYCLE, RunEnding
 from .fanout import Observer, RunObservers
 from .queue import Mode, Submitted, TurnQueue
 from .run import Draining as Draining  # raised while draining; handlers map it to 409
@@ -107,6 +107,8 @@ class RunManager:
         self.sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-seal")
         #: Called on the loop with the session id once a run has settled (the queue starts the next turn).
         self.after_settle: list[Callable[[str], None]] = []
+        self.ending = RunEnding(store, journals, recovery, self.space, self.generation,
+                                lambda name, data: self.on_lifecycle(name, data))
         self.views = RunViews(store, journals, recovery, self.observers, self.status, self._runs, self.offload)
         self.queue = TurnQueue(self)
         #: Notebook recovery, where the server says where notebooks are (None: an engine without notebooks).
@@ -351,79 +353,11 @@ class RunManager:
 
     def _settle_result_sync(self, run: Run, result: TurnResult) -> str:
         """Fold the journal into the session, save, then journal the terminal event (off the loop)."""
-        ending = settle.ending_of(result)
-        event, payload, transcript = self._ended(run, ending, result)
-        extra: dict[str, Any] = {}
-        if ending.outcome == "interrupted":
-            self._settle_stopped_locked(run, transcript, ending, result)
-        elif ending.outcome == "errored":
-            extra = self._settle_failed(run, transcript, result, ending)
-        else:
-            self._settle_completed(run, transcript, result)
-        self._journal_terminal(run, event, {**payload, **extra})
-        return _LIFECYCLE[ending.outcome]
-
-    def _ended(
-        self, run: Run, ending: settle.Ending, result: TurnResult | None
-    ) -> tuple[str, dict[str, Any], Transcript]:
-        """The terminal row this ending journals, and the run's one fold closed by it (what settle stores)."""
-        fold = self._fold_of(run)
-        event, payload = settle.terminal_row(run.session_id, ending, fold, result)
-        return event, payload, settle.ended(fold, event, dict(payload), run.channel.last_seq + 1)
-
-    def _settle_completed(self, run: Run, rows: Transcript, result: TurnResult) -> None:
-        with self.store.lock(run.session_id):
-            session = self.store.load(run.session_id)
-            if session.active_run_id != run.run_id:
-                return  # repaired or superseded meanwhile: the journal keeps this run's output
-            self._sync_split(run, session, result)
-            settle.settle_completed(session, run.run_id, rows, context=result.context, replace_context=result.replace_context)
-            settle.add_usage(session, result.usage)
-            self.store.save(session)
-
-    def _settle_failed(self, run: Run, rows: Transcript, result: TurnResult, ending: settle.Ending) -> dict[str, Any]:
-        """The error settle; returns what its terminal row must carry (the turn's rows if the save failed)."""
-        detail = {"detail": result.error.detail} if result.error and result.error.detail else {}
-        with self.store.lock(run.session_id):
-            session = self.store.load(run.session_id)
-            if session.active_run_id != run.run_id:
-                return detail
-            self._sync_split(run, session, result)
-            return {**settle.settle_error(
-                self.store, session, run.run_id, rows, message=ending.message or "", error_type=ending.error_kind,
-                replaced_context=result.context if result.replace_context else None,
-            ), **detail}
-
-    def _sync_split(self, run: Run, session: Session, result: TurnResult) -> None:
-        split = sync_session_split(
-            session, started_id=run.started_backend_id, reported_id=result.backend_session_id,
-            run_generation=run.generation, current_generation=self.generation(run.session_id),
-            history_len=len(session.context_messages), compacted=result.replace_context,
-        )
-        if split.persisted:
-            self.on_lifecycle("session.binding_moved", {
-                "session_id": run.session_id, "from": run.started_backend_id, "to": split.backend_session_id,
-            })
+        return self.ending.result(run, result)
 
     def _settle_last_resort(self, run: Run) -> bool:
-        """The worker exits without having settled: recovery settles from the journal. True if it did.
-
-        After a full disk the settle is retried once space returns (diskfull.py).
-        """
-        run.sink.close()  # the turn is over: held text first, and a refusal must not stop the ending
-        if run.failure == DISK_FULL:
-            settled = self.space.try_now(run.session_id, run.run_id)
-            self._journal_ending(run, settle.DISK_FULL_ENDING, self._transcript_of(run, "unknown"))
-            return settled
-        settled = False
-        try:
-            session = self.store.load(run.session_id)
-            settled = self.recovery.settle_last_resort(session, run.run_id, cancelling=run.state == "cancelling")
-        except Exception:  # the next read repairs it; nothing more to do here
-            log.exception("last-resort settle of run %s failed", run.run_id)
-        ending = settle.Ending("interrupted", "lost_worker", message="the worker exited unexpectedly")
-        self._journal_ending(run, ending, self._transcript_of(run, "lost_worker"))
-        return settled
+        """The worker exits without having settled: recovery settles from the journal. True if it did."""
+        return self.ending.last_resort(run)
 
     # -- checkpoint -------------------------------------------------------------------------
     async def _checkpoint_loop(self, run: Run) -> None:
@@ -467,22 +401,10 @@ class RunManager:
         await self._stop_backend(run)
         ending = settle.Ending("cancelled") if kind == "cancel" else settle.Ending("interrupted", known_cause(cause))
         try:
-            await self.offload(self._settle_stopped_sync, run, ending)
+            await self.offload(self.ending.stopped, run, ending)
         finally:
-            self._finish(run, _LIFECYCLE[ending.outcome])
+            self._finish(run, LIFECYCLE[ending.outcome])
         return True
-
-    def _settle_stopped_sync(self, run: Run, ending: settle.Ending) -> None:
-        terminal: tuple[str, dict[str, Any]] | None = None
-        try:
-            event, payload, rows = self._ended(run, ending, None)
-            terminal = event, payload
-            self._settle_stopped_locked(run, rows, ending, None)
-        finally:
-            if terminal is None:  # the journal could not even be folded: the row is worded without it
-                self._journal_ending(run, ending, None)
-            else:
-                self._journal_terminal(run, *terminal)
 
     async def _stop_backend(self, run: Run) -> None:
         """Interrupt the backend and give its turn `cancel_grace_s` to return; then abandon it."""
@@ -496,21 +418,6 @@ class RunManager:
                 log.warning("run %s ignored interrupt for %.1fs; abandoning it", run.run_id, self.cancel_grace_s)
                 run.task.cancel()
         run.sink.close()
-
-    def _settle_stopped_locked(
-        self, run: Run, rows: Transcript, ending: settle.Ending, result: TurnResult | None
-    ) -> None:
-        with self.store.lock(run.session_id):
-            session = self.store.load(run.session_id)
-            if session.active_run_id != run.run_id:
-                return
-            if result is not None:
-                self._sync_split(run, session, result)
-            if ending.outcome == "cancelled":
-                settle.settle_cancelled(session, run.run_id, rows)
-            else:
-                settle.settle_interrupted(session, run.run_id, rows, ending.cause)
-            self.store.save(session)
 
     async def interrupt_bound(self, kernel_id: str, cause: str = "kernel_restart") -> list[str]:
         """Interrupt every live run bound to this kernel (whoever started it); returns their run ids."""
@@ -584,35 +491,6 @@ class RunManager:
         return list(self._runs.values())
 
     # -- bookkeeping ----------------------------------------------------------------------------
-    def _fold_of(self, run: Run) -> TranscriptFold:
-        """The run's journal folded (streaming), still open: the settle closes it with its terminal row."""
-        run.sink.flush()  # text the stream redactor still holds belongs to the transcript
-        folder = TranscriptFold(run.run_id, run.session_id)
-        try:
-            folder.feed_chunks(self.journals.iter_row_chunks(run.session_id, run.run_id))
-        except FileNotFoundError:
-            pass
-        return folder
-
-    def _transcript_of(self, run: Run, cause: str = "unknown") -> Transcript:
-        """The run's journal folded and closed as if it ended now (the last-resort endings' wording)."""
-        return self._fold_of(run).snapshot(Verdict(cause=cause))
-
-    def _journal_ending(
-        self, run: Run, ending: settle.Ending, transcript: Transcript | None, result: TurnResult | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> None:
-        """Journal the run's terminal row (worded by the settle module, marker included)."""
-        event, payload = settle.terminal_row(run.session_id, ending, transcript, result)
-        self._journal_terminal(run, event, {**payload, **(extra or {})})
-
-    def _journal_terminal(self, run: Run, event: str, payload: dict[str, Any]) -> None:
-        try:
-            run.sink.append_terminal(event, payload)
-        except (OSError, ValueError) as exc:
-            log.exception("could not journal the terminal event of run %s", run.run_id)
-            run.channel.failure = DISK_FULL if is_disk_full(exc) else "unjournaled"
-
     def _finish(self, run: Run, lifecycle: str) -> None:
         run.state = "settled"
         loop = asyncio.get_running_loop()
@@ -645,8 +523,3 @@ class RunManager:
             "kernel_id": run.notebook.kernel_id if run.notebook else None,
             "duration_s": round(time.time() - run.started_at, 3),
         }
-
-
-_LIFECYCLE: Final[dict[str, str]] = {
-    "completed": "run.finished", "errored": "run.failed", "cancelled": "run.cancelled", "interrupted": "run.interrupted",
-}
