@@ -76,6 +76,8 @@ class RunRef(TypedDict):
     seq: int
     status: str
     continues: NotRequired[str]
+    #: The autonomy of a notebook run (docs/autonomy.md): its cell's header names it.
+    autonomy: NotRequired[str]
 
 
 class RunOutput:
@@ -132,6 +134,8 @@ def ref_of(t: Transcript) -> RunRef:
     ref: RunRef = {"run_id": t.run_id, "session_id": t.session_id, "seq": t.last_seq, "status": t.status}
     if t.continues:
         ref["continues"] = t.continues
+    if t.autonomy:
+        ref["autonomy"] = t.autonomy
     return ref
 
 

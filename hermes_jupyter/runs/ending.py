@@ -108,7 +108,7 @@ class RunEnding:
     def journal_ending(self, run: Run, ending: settle.Ending, transcript: Transcript | None) -> None:
         """Journal the run's terminal row (worded by the settle module, marker included)."""
         event, payload = settle.terminal_row(run.session_id, ending, transcript, None)
-        self.journal_terminal(run, event, payload)
+        self.journal_terminal(run, event, {**payload, **_autonomy_of(run)})
 
     def journal_terminal(self, run: Run, event: str, payload: dict[str, Any]) -> None:
         try:
@@ -124,6 +124,7 @@ class RunEnding:
         """The terminal row this ending journals, and the run's one fold closed by it (what settle stores)."""
         fold = self.fold_of(run)
         event, payload = settle.terminal_row(run.session_id, ending, fold, result)
+        payload = {**payload, **_autonomy_of(run)}
         return event, payload, settle.ended(fold, event, dict(payload), run.channel.last_seq + 1)
 
     def _completed(self, run: Run, rows: Transcript, result: TurnResult) -> None:
@@ -174,3 +175,8 @@ class RunEnding:
             self._on_lifecycle("session.binding_moved", {
                 "session_id": run.session_id, "from": run.started_backend_id, "to": split.backend_session_id,
             })
+
+
+def _autonomy_of(run: Run) -> dict[str, Any]:
+    """`{autonomy}` for a notebook run's terminal row (its cell's header names it), else nothing."""
+    return {"autonomy": run.autonomy} if run.notebook is not None and run.autonomy else {}

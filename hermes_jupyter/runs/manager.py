@@ -265,6 +265,7 @@ class RunManager:
             generation=self.invalidate_generation(session.session_id), started_backend_id=session.backend_session_id,
             notebook=notebook if notebook is not None else session_binding(session), channel=channel,
             sink=RunSink(writer, channel, loop, run_redactor(self.redactor, backend)), model=session.model,
+            autonomy=session.autonomy,
         )
         self.live.register_worker(run_id, session.session_id)
         self.live.register_stream(run_id)

@@ -48,6 +48,8 @@ class Run:
     failure: str | None = None
     #: The session's model when the turn started (None: the backend's own).
     model: str | None = None
+    #: The session's autonomy when the turn started (docs/autonomy.md); a notebook run's terminal row says it.
+    autonomy: str | None = None
 
 
 def run_redactor(server: Redactor, backend: AgentBackend) -> RunRedactor:

@@ -228,8 +228,13 @@ class TranscriptFold:
     def _transcript(self, status: RunStatus, rows: list[Row]) -> Transcript:
         return Transcript(
             run_id=self.run_id, session_id=self.session_id, status=status, last_seq=self.last_seq,
-            rows=rows, meta=self._meta, continues=self.continues,
+            rows=rows, meta=self._meta, continues=self.continues, autonomy=self._autonomy(),
         )
+
+    def _autonomy(self) -> str | None:
+        """The autonomy a notebook run had, as its terminal row says (docs/autonomy.md), else None."""
+        value = self.terminal.payload.get("autonomy") if self.terminal is not None else None
+        return value if isinstance(value, str) and value else None
 
     def _on_continuation(self, row: JournalRow) -> None:
         """A continuing run's first row names the run it continues (it adds no row of its own)."""

@@ -187,6 +187,8 @@ class Transcript(msgspec.Struct, kw_only=True):
     meta: dict[str, SegmentMeta | ToolMeta] = msgspec.field(default_factory=dict)
     #: The run this one continues (docs/transcript.md, "Continue"), else None; not part of the JSON form.
     continues: str | None = None
+    #: The autonomy of a notebook run (its terminal row says it), else None; not part of the JSON form.
+    autonomy: str | None = None
 
     @property
     def marker(self) -> MarkerRow | None:

@@ -51,6 +51,8 @@ class StoredTurn(msgspec.Struct, kw_only=True):
     #: The journal's last row when the turn was settled (0: converted from an old sidecar).
     last_seq: int = 0
     continues: str | None = None
+    #: The autonomy a notebook run had (docs/autonomy.md), else None.
+    autonomy: str | None = None
     retry: RetryState | None = None
 
 
@@ -80,7 +82,7 @@ def turn_of(
     if decisions:
         kept = [_decided(row, decisions, deciders or {}) if type(row) is ProposalRow else row for row in kept]
     return StoredTurn(run_id=transcript.run_id, status=transcript.status, rows=kept, user=user,
-                      last_seq=transcript.last_seq, continues=transcript.continues)
+                      last_seq=transcript.last_seq, continues=transcript.continues, autonomy=transcript.autonomy)
 
 
 def _decided(row: ProposalRow, decisions: Mapping[str, str], deciders: Mapping[str, Any]) -> ProposalRow:
@@ -139,7 +141,7 @@ def with_decision(turns: list[StoredTurn], proposal_row_id: str, decision: str, 
 def turn_transcript(turn: StoredTurn, session_id: str) -> Transcript:
     """A stored turn as a transcript (what the bundle renderer and the settled message take)."""
     return Transcript(run_id=turn.run_id, session_id=session_id, status=turn.status, last_seq=turn.last_seq,
-                      rows=list(turn.rows), continues=turn.continues)
+                      rows=list(turn.rows), continues=turn.continues, autonomy=turn.autonomy)
 
 
 def turns_json(turns: list[StoredTurn]) -> list[dict[str, Any]]:

@@ -129,10 +129,14 @@ def test_allow_for_this_turn_asks_once(server: JupyterServerProcess) -> None:
 
 
 def test_agent_auto_runs_without_asking(server: JupyterServerProcess) -> None:
-    _, rows = run_scene(server, "auto.ipynb", "agent_auto")
+    run_id, rows = run_scene(server, "auto.ipynb", "agent_auto")
     assert not [r for r in rows if r["event"] == "approval"] and [a for a, _ in tools(rows)] == TOOLS
     nb = nbformat.read(server.notebooks / "auto.ipynb", as_version=4)
     assert [source(c) for c in nb.cells] == [FIRST, FIXED, PLOT]
+    # The run's cell output names the autonomy it had, also after the server stored the turn (docs/autonomy.md).
+    assert rows[-1]["payload"]["autonomy"] == "agent_auto"
+    bundle = server.get(f"runs/{run_id}/bundle").json()
+    assert bundle["application/vnd.hermes.run+json"]["autonomy"] == "agent_auto"
 
 
 def test_propose_mode_changes_nothing_and_runs_nothing(server: JupyterServerProcess) -> None:
