@@ -10,6 +10,7 @@ import { lineDiff } from '../../model/line-diff';
 import { useSignal } from '../use-signal';
 import { answerWords } from './answer-words';
 import { CardActions } from './card-actions';
+import { DiffView, wholeSource } from './diff-view';
 import type { IProposalActions } from './proposal-actions';
 
 const STATUS_WORDS: { [status in ProposalStatus]: string } = {
@@ -145,20 +146,9 @@ function ProposalPreview(props: { row: IProposalRow }): JSX.Element {
   const { row } = props;
   const lines =
     row.action === 'delete'
-      ? (row.old_source ?? '').split('\n').map(text => ({ op: 'remove' as const, text }))
+      ? wholeSource(row.old_source ?? '', 'remove')
       : row.action === 'replace' && row.old_source !== null
         ? lineDiff(row.old_source, row.source)
-        : row.source.split('\n').map(text => ({ op: 'add' as const, text }));
-  return (
-    <pre className="jp-HermesProposal-diff" data-testid="hermes-proposal-diff" tabIndex={0}>
-      {lines.map((line, i) => (
-        <div key={i} className={`jp-HermesProposal-line jp-mod-${line.op}`}>
-          <span className="jp-HermesProposal-sign" aria-hidden="true">
-            {line.op === 'add' ? '+' : line.op === 'remove' ? '−' : ' '}
-          </span>
-          {line.text}
-        </div>
-      ))}
-    </pre>
-  );
+        : wholeSource(row.source, 'add');
+  return <DiffView lines={lines} attributes={{ 'data-testid': 'hermes-proposal-diff' }} />;
 }
