@@ -13,8 +13,10 @@ import { plainError } from '../../api/plain-errors';
 import { useSignal } from '../use-signal';
 import { CardActions } from './card-actions';
 import { ICellChangeActions, sharedCellChangeActions } from './cell-change-actions';
+import { DiffView, wholeSource } from './diff-view';
 
 type Busy = null | 'all' | 'rewind' | string;
+type Problem = { text: string; details?: string };
 
 /** A group is rebuilt whenever its transcript changes; the card re-renders only when its content did. */
 const sameGroup = (a: { group: ICellChangeGroup }, b: { group: ICellChangeGroup }) =>
@@ -25,11 +27,48 @@ export const CellChangeCard = React.memo(function CellChangeCard(props: { group:
   const actions = React.useContext(CardActions).cellChanges ?? sharedCellChangeActions();
   useSignal(actions?.changed ?? null);
   useEffect(() => actions?.seen?.(group.changes), [actions, group]);
-  const [busy, setBusy] = useState<Busy>(null);
-  const [outcome, setOutcome] = useState<string | null>(null);
-  const [problem, setProblem] = useState<{ text: string; details?: string } | null>(null);
+  const acts = useCardActs(group.run_id, actions);
   const reviews = group.cells.map(cell => (actions ? actions.reviewOf(group.run_id, cell) : (cell.review ?? 'pending')));
   const open = group.cells.filter((cell, i) => reviewable(cell, reviews[i])).map(cell => cell.cell_id);
+  const disabled = acts.busy !== null;
+  return (
+    <div
+      role="group"
+      className="jp-HermesCellChanges"
+      data-testid="hermes-cell-changes"
+      data-hermes-cell-changes={group.run_id}
+      data-row-id={group.id}
+      aria-label="Cells this turn changed"
+    >
+      <TurnHead group={group} canAct={!!actions && open.length > 0} disabled={disabled}
+        onKeepAll={() => acts.keep('all', open)} onUndoAll={() => acts.undo('all')} />
+      <ul className="jp-HermesCellChanges-list">
+        {group.cells.map((cell, i) => (
+          <CellItem
+            key={cell.cell_id}
+            cell={cell}
+            review={reviews[i]}
+            disabled={disabled}
+            canAct={!!actions}
+            onKeep={() => acts.keep(cell.cell_id, [cell.cell_id])}
+            onUndo={() => acts.undo(cell.cell_id, [cell.cell_id])}
+          />
+        ))}
+      </ul>
+      <ActOutcome outcome={acts.outcome} problem={acts.problem} />
+      {actions && <Rewind actions={actions} runId={group.run_id} disabled={disabled} onRewind={acts.rewind} />}
+    </div>
+  );
+}, sameGroup);
+
+/**
+ * Keep / Undo / Rewind for one card: one at a time (the buttons are disabled while one runs),
+ * its answer in words as the card's outcome, a failure as its problem.
+ */
+function useCardActs(runId: string, actions: ICellChangeActions | null) {
+  const [busy, setBusy] = useState<Busy>(null);
+  const [outcome, setOutcome] = useState<string | null>(null);
+  const [problem, setProblem] = useState<Problem | null>(null);
   const act = async (key: Busy, what: () => Promise<string | null>) => {
     setBusy(key);
     setProblem(null);
@@ -42,61 +81,63 @@ export const CellChangeCard = React.memo(function CellChangeCard(props: { group:
       setBusy(null);
     }
   };
-  const undo = (key: Busy, cellIds?: string[]) =>
-    act(key, async () => undoAnswerWords(await actions!.undo(group.run_id, cellIds)));
-  const keep = (key: Busy, cellIds?: string[]) =>
-    act(key, async () => (await actions!.keep(group.run_id, cellIds), null));
+  return {
+    busy,
+    outcome,
+    problem,
+    undo: (key: Busy, cellIds?: string[]) => void act(key, async () => undoAnswerWords(await actions!.undo(runId, cellIds))),
+    keep: (key: Busy, cellIds?: string[]) => void act(key, async () => (await actions!.keep(runId, cellIds), null)),
+    rewind: () => void act('rewind', async () => undoAnswerWords(await actions!.rewind(runId)))
+  };
+}
+
+/** "Changed N cells in <notebook>", with Keep all / Undo all while any cell is still to review. */
+function TurnHead(props: {
+  group: ICellChangeGroup;
+  canAct: boolean;
+  disabled: boolean;
+  onKeepAll: () => void;
+  onUndoAll: () => void;
+}): JSX.Element {
+  const { group } = props;
   const where = group.cells[0]?.path;
   return (
-    <div
-      role="group"
-      className="jp-HermesCellChanges"
-      data-testid="hermes-cell-changes"
-      data-hermes-cell-changes={group.run_id}
-      data-row-id={group.id}
-      aria-label="Cells this turn changed"
-    >
-      <div className="jp-HermesCellChanges-head">
-        <span className="jp-HermesCellChanges-title">
-          Changed {group.cells.length === 1 ? '1 cell' : `${group.cells.length} cells`}
-          {where ? ` in ${where}` : ''}
+    <div className="jp-HermesCellChanges-head">
+      <span className="jp-HermesCellChanges-title">
+        Changed {group.cells.length === 1 ? '1 cell' : `${group.cells.length} cells`}
+        {where ? ` in ${where}` : ''}
+      </span>
+      {props.canAct && (
+        <span className="jp-HermesCellChanges-actions">
+          <button
+            className="jp-Button jp-mod-accept jp-mod-styled"
+            data-hermes-action="keep-all"
+            disabled={props.disabled}
+            title="Keep every change of this turn"
+            onClick={props.onKeepAll}
+          >
+            Keep all
+          </button>
+          <button
+            className="jp-Button jp-mod-reject jp-mod-styled"
+            data-hermes-action="undo-all"
+            disabled={props.disabled}
+            title="Put every cell this turn changed back as it was, unless someone changed it since"
+            onClick={props.onUndoAll}
+          >
+            Undo all
+          </button>
         </span>
-        {actions && open.length > 0 && (
-          <span className="jp-HermesCellChanges-actions">
-            <button
-              className="jp-Button jp-mod-accept jp-mod-styled"
-              data-hermes-action="keep-all"
-              disabled={busy !== null}
-              title="Keep every change of this turn"
-              onClick={() => void keep('all', open)}
-            >
-              Keep all
-            </button>
-            <button
-              className="jp-Button jp-mod-reject jp-mod-styled"
-              data-hermes-action="undo-all"
-              disabled={busy !== null}
-              title="Put every cell this turn changed back as it was, unless someone changed it since"
-              onClick={() => void undo('all')}
-            >
-              Undo all
-            </button>
-          </span>
-        )}
-      </div>
-      <ul className="jp-HermesCellChanges-list">
-        {group.cells.map((cell, i) => (
-          <CellItem
-            key={cell.cell_id}
-            cell={cell}
-            review={reviews[i]}
-            disabled={busy !== null}
-            canAct={!!actions}
-            onKeep={() => void keep(cell.cell_id, [cell.cell_id])}
-            onUndo={() => void undo(cell.cell_id, [cell.cell_id])}
-          />
-        ))}
-      </ul>
+      )}
+    </div>
+  );
+}
+
+/** What the last Keep / Undo / Rewind did, or why it failed (the details in the tooltip). */
+function ActOutcome(props: { outcome: string | null; problem: Problem | null }): JSX.Element {
+  const { outcome, problem } = props;
+  return (
+    <>
       {outcome && (
         <div className="jp-HermesCellChanges-outcome" role="status" data-hermes-outcome="">
           {outcome}
@@ -107,11 +148,9 @@ export const CellChangeCard = React.memo(function CellChangeCard(props: { group:
           {problem.text}
         </div>
       )}
-      {actions && <Rewind actions={actions} runId={group.run_id} disabled={busy !== null} onRewind={() =>
-        act('rewind', async () => undoAnswerWords(await actions.rewind(group.run_id)))} />}
-    </div>
+    </>
   );
-}, sameGroup);
+}
 
 function CellItem(props: {
   cell: ICellSummary;
@@ -133,24 +172,8 @@ function CellItem(props: {
         <span className="jp-HermesCellChange-title">{cellTitle(cell)}</span>
         {props.canAct && reviewable(cell, review) && (
           <span className="jp-HermesCellChange-actions">
-            <button
-              className="jp-Button jp-mod-minimal jp-mod-styled"
-              data-hermes-action="keep"
-              disabled={props.disabled}
-              aria-label={`Keep this change (${cellTitle(cell)})`}
-              onClick={props.onKeep}
-            >
-              Keep
-            </button>
-            <button
-              className="jp-Button jp-mod-minimal jp-mod-styled"
-              data-hermes-action="undo"
-              disabled={props.disabled}
-              aria-label={`Undo this change (${cellTitle(cell)})`}
-              onClick={props.onUndo}
-            >
-              Undo
-            </button>
+            <CellButton action="keep" cell={cell} disabled={props.disabled} onClick={props.onKeep} />
+            <CellButton action="undo" cell={cell} disabled={props.disabled} onClick={props.onUndo} />
           </span>
         )}
       </div>
@@ -174,6 +197,22 @@ function CellItem(props: {
   );
 }
 
+/** Keep or Undo for one cell; its accessible name says which cell. */
+function CellButton(props: { action: 'keep' | 'undo'; cell: ICellSummary; disabled: boolean; onClick: () => void }): JSX.Element {
+  const verb = props.action === 'keep' ? 'Keep' : 'Undo';
+  return (
+    <button
+      className="jp-Button jp-mod-minimal jp-mod-styled"
+      data-hermes-action={props.action}
+      disabled={props.disabled}
+      aria-label={`${verb} this change (${cellTitle(props.cell)})`}
+      onClick={props.onClick}
+    >
+      {verb}
+    </button>
+  );
+}
+
 /** The cell's source before and after the turn: a line diff for an edit, all lines for an insert or delete. */
 function SourceDiff(props: { cell: ICellSummary }): JSX.Element | null {
   const { before, after } = props.cell;
@@ -183,19 +222,10 @@ function SourceDiff(props: { cell: ICellSummary }): JSX.Element | null {
   const lines =
     before !== null && after !== null
       ? lineDiff(before, after)
-      : (after ?? before ?? '').split('\n').map(text => ({ op: after === null ? ('remove' as const) : ('add' as const), text }));
-  return (
-    <pre className="jp-HermesProposal-diff" data-hermes-diff="" tabIndex={0} aria-label="What changed in the source">
-      {lines.map((line, i) => (
-        <div key={i} className={`jp-HermesProposal-line jp-mod-${line.op}`}>
-          <span className="jp-HermesProposal-sign" aria-hidden="true">
-            {line.op === 'add' ? '+' : line.op === 'remove' ? '−' : ' '}
-          </span>
-          {line.text}
-        </div>
-      ))}
-    </pre>
-  );
+      : after === null
+        ? wholeSource(before ?? '', 'remove')
+        : wholeSource(after, 'add');
+  return <DiffView lines={lines} attributes={{ 'data-hermes-diff': '', 'aria-label': 'What changed in the source' }} />;
 }
 
 /** "Rewind to before this turn", with a second click to confirm (it undoes later turns too). */
