@@ -98,3 +98,19 @@ def api_path(root_dir: str | os.PathLike[str], path: str | os.PathLike[str]) -> 
     root = os.path.realpath(os.fspath(root_dir))
     relative = os.path.relpath(confine(root, path), root)
     return "" if relative == "." else PurePosixPath(*Path(relative).parts).as_posix()
+
+
+class NotNotebookPath(ValueError):
+    """A notebook path that leaves the root directory or names no .ipynb; the message is a sentence."""
+
+
+def notebook_api_path(root_dir: str | os.PathLike[str], path: str | os.PathLike[str]) -> str:
+    """`api_path` of a notebook, for the tools that read one and the editor that changes one: both refuse the
+    same paths with the same words (`NotNotebookPath`, which each turns into its own error)."""
+    try:
+        target = api_path(root_dir, path)
+    except PathEscape as exc:
+        raise NotNotebookPath(f"Refused: {exc}.") from exc
+    if not target.endswith(".ipynb"):
+        raise NotNotebookPath(f"{target or '/'} is not a notebook (.ipynb).")
+    return target

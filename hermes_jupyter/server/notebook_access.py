@@ -33,7 +33,7 @@ from tornado import web
 
 from ..agents.approvals import ApprovalBroker
 from ..agents.cell_tools import CellEditor
-from ..agents.sandbox import PathEscape, api_path
+from ..agents.sandbox import NotNotebookPath, notebook_api_path
 from ..agents.tools import CodeRun, NotebookTools, ToolError
 from ..redact import Redactor
 from .kernel_run import run_in_kernel
@@ -72,11 +72,9 @@ class ContentsNotebooks:
 
     async def read_notebook(self, path: str) -> tuple[str, dict[str, Any]]:
         try:
-            target = api_path(self.root_dir, path)
-        except PathEscape as exc:
-            raise ToolError(f"Refused: {exc}.") from exc
-        if not target.endswith(".ipynb"):
-            raise ToolError(f"{target or '/'} is not a notebook (.ipynb).")
+            target = notebook_api_path(self.root_dir, path)
+        except NotNotebookPath as exc:
+            raise ToolError(str(exc)) from exc
         live = await self._room_copy(target)
         if live is not None:
             return target, live

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from jupyter_core.utils import ensure_async
 
-from ..agents.sandbox import PathEscape, api_path
+from ..agents.sandbox import NotNotebookPath, notebook_api_path
 from ..notebook.cell_docs import Cells, FileCells, RoomCells
 from ..notebook.cell_edits import CellAction, CellChange, Provenance
 from ..notebook.cell_ops import (
@@ -129,12 +129,9 @@ class NotebookEditor:
 
     def _target(self, path: str) -> str:
         try:
-            target = api_path(self.root_dir, path)
-        except PathEscape as exc:
-            raise NotebookUnavailable(f"Refused: {exc}.") from exc
-        if not target.endswith(".ipynb"):
-            raise NotebookUnavailable(f"{target or '/'} is not a notebook (.ipynb).")
-        return target
+            return notebook_api_path(self.root_dir, path)
+        except NotNotebookPath as exc:
+            raise NotebookUnavailable(str(exc)) from exc
 
     async def _open(self, target: str) -> tuple[Cells, dict[str, Any] | None]:
         """The cells to change: the room's (notebook None: nothing to save) or the file's (and its notebook)."""

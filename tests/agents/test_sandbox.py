@@ -9,7 +9,7 @@ import pytest
 
 from hermes_jupyter.agents import sandbox
 from hermes_jupyter.agents.hermes import process
-from hermes_jupyter.agents.sandbox import PathEscape, api_path, confine, scrubbed_env
+from hermes_jupyter.agents.sandbox import NotNotebookPath, PathEscape, api_path, confine, notebook_api_path, scrubbed_env
 
 SERVER_ENV = {
     "PATH": "/usr/bin", "HOME": "/home/u", "LANG": "C.UTF-8", "JUPYTERHUB_USER": "u",
@@ -126,6 +126,18 @@ def test_api_paths_are_relative_and_slash_separated(tree: tuple[Path, Path]) -> 
 
 
 # ---- values that carry secrets, Jupyter's runtime dir and cookie ------------------------------
+
+
+def test_notebook_paths_must_stay_inside_and_name_a_notebook(tree: tuple[Path, Path]) -> None:
+    """The notebook tools and the editor share this refusal, so both answer with the same sentence."""
+    root, _ = tree
+    assert notebook_api_path(root, "notes/a.ipynb") == "notes/a.ipynb"
+    with pytest.raises(NotNotebookPath, match=r"^Refused: .*outside the server's root directory\.$"):
+        notebook_api_path(root, "escape-dir/secret.ipynb")
+    with pytest.raises(NotNotebookPath, match=r"^notes is not a notebook \(\.ipynb\)\.$"):
+        notebook_api_path(root, "notes")
+    with pytest.raises(NotNotebookPath, match=r"^/ is not a notebook"):
+        notebook_api_path(root, "")
 
 
 def test_the_runtime_dir_and_the_jupyter_cookie_never_pass() -> None:
