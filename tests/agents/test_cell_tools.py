@@ -28,6 +28,7 @@ from hermes_jupyter.server.notebook_access import ContentsNotebooks, KernelAcces
 from hermes_jupyter.server.notebook_editor import NotebookEditor
 
 from ..fakes.recording_sink import RecordingSink
+from ..notebook.kernels import started_kernel
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -52,16 +53,8 @@ def root(tmp_path: Path) -> Path:
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def kernel() -> AsyncIterator[AsyncKernelManager]:
-    km = AsyncKernelManager(kernel_name="python3")
-    await km.start_kernel()
-    kc = km.client()
-    kc.start_channels()
-    await kc.wait_for_ready(timeout=60)
-    kc.stop_channels()
-    try:
+    async with started_kernel(AsyncKernelManager(kernel_name="python3")) as km:
         yield km
-    finally:
-        await km.shutdown_kernel(now=True)
 
 
 def _tools(root: Path, kernel: AsyncKernelManager | None = None) -> NotebookTools:

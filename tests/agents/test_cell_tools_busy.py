@@ -27,6 +27,7 @@ from hermes_jupyter.server.notebook_editor import NotebookEditor
 
 from ..fakes.no_subshell_kernel import kernel_spec
 from ..fakes.recording_sink import RecordingSink
+from ..notebook.kernels import started_kernel
 from .test_run_code_busy import BusyCell
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -40,15 +41,9 @@ new_code_cell: Callable[..., Any] = nbformat.v4.new_code_cell
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def no_subshells(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[AsyncKernelManager]:
     kernels = tmp_path_factory.mktemp("kernels")
-    km = AsyncKernelManager(kernel_name=kernel_spec(kernels), kernel_spec_manager=KernelSpecManager(
-        kernel_dirs=[str(kernels)]))
-    await km.start_kernel()
-    kc = km.client()
-    kc.start_channels()
-    await kc.wait_for_ready(timeout=60)
-    kc.stop_channels()
-    yield km
-    await km.shutdown_kernel(now=True)
+    async with started_kernel(AsyncKernelManager(kernel_name=kernel_spec(kernels), kernel_spec_manager=KernelSpecManager(
+            kernel_dirs=[str(kernels)]))) as km:
+        yield km
 
 
 def _registry(root: Path, km: AsyncKernelManager | None, sink: RecordingSink, run_id: str, autonomy: str,

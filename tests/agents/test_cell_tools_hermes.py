@@ -33,6 +33,7 @@ from hermes_jupyter.server.notebook_editor import NotebookEditor
 from tests.agents.hermes_fixtures import write_hermes_home
 from tests.fakes.openai_stub_server import STUB_MODEL, OpenAIStubServer
 from tests.fakes.recording_sink import RecordingSink
+from tests.notebook.kernels import started_kernel
 
 NOTEBOOK = "sales.ipynb"
 KERNEL_ID = "kernel-under-test"
@@ -52,14 +53,8 @@ def stub() -> Iterator[OpenAIStubServer]:
 
 @pytest_asyncio.fixture
 async def kernel() -> AsyncIterator[AsyncKernelManager]:
-    km = AsyncKernelManager(kernel_name="python3")
-    await km.start_kernel()
-    kc = km.client()
-    kc.start_channels()
-    await kc.wait_for_ready(timeout=60)
-    kc.stop_channels()
-    yield km
-    await km.shutdown_kernel(now=True)
+    async with started_kernel(AsyncKernelManager(kernel_name="python3")) as km:
+        yield km
 
 
 async def _answer_allow_turn(broker: ApprovalBroker, run_id: str) -> None:

@@ -29,34 +29,24 @@ from hermes_jupyter.server.notebook_access import ContentsNotebooks, KernelAcces
 
 from ..fakes.no_subshell_kernel import kernel_spec
 from ..fakes.recording_sink import RecordingSink
+from ..notebook.kernels import started_kernel
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-async def _start(km: AsyncKernelManager) -> AsyncKernelManager:
-    await km.start_kernel()
-    kc = km.client()
-    kc.start_channels()
-    await kc.wait_for_ready(timeout=60)
-    kc.stop_channels()
-    return km
-
-
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def subshells() -> AsyncIterator[AsyncKernelManager]:
-    km = await _start(AsyncKernelManager(kernel_name="python3"))
-    yield km
-    await km.shutdown_kernel(now=True)
+    async with started_kernel(AsyncKernelManager(kernel_name="python3")) as km:
+        yield km
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def no_subshells(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[AsyncKernelManager]:
     kernels = tmp_path_factory.mktemp("kernels")
     name = kernel_spec(kernels)
-    km = await _start(AsyncKernelManager(kernel_name=name, kernel_spec_manager=KernelSpecManager(
-        kernel_dirs=[str(kernels)])))
-    yield km
-    await km.shutdown_kernel(now=True)
+    async with started_kernel(AsyncKernelManager(kernel_name=name, kernel_spec_manager=KernelSpecManager(
+            kernel_dirs=[str(kernels)]))) as km:
+        yield km
 
 
 class BusyCell:

@@ -68,6 +68,20 @@ async def wait_for_seq(client: NotebookClient, cell_index: int, min_seq: int, ti
 
 
 @asynccontextmanager
+async def started_kernel(km: AsyncKernelManager) -> AsyncIterator[AsyncKernelManager]:
+    """`km`'s kernel, started and answering (the tools open their own clients), shut down afterwards."""
+    await km.start_kernel()
+    try:
+        kc = km.client()
+        kc.start_channels()
+        await kc.wait_for_ready(timeout=60)
+        kc.stop_channels()
+        yield km
+    finally:
+        await km.shutdown_kernel(now=True)
+
+
+@asynccontextmanager
 async def own_kernel(nb: Any, server: ServerProcess, **kwargs: Any) -> AsyncIterator[CountingClient]:
     """A kernel started by the test (not by the server): it finds the server through HERMES_JUPYTER_URL."""
     client = CountingClient(nb, timeout=120, kernel_name="python3", allow_errors=True, store_widget_state=True, **kwargs)
