@@ -12,6 +12,7 @@ import hashlib
 import shutil
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +30,24 @@ FIRST = "# Sales, by region"
 TOOLS = ["insert_cell", "run_cell", "edit_cell", "run_cell", "insert_cell", "run_cell"]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServerProcess]:
+@contextmanager
+def demo_server(folder: Path) -> Iterator[JupyterServerProcess]:
+    """A real server in `folder` whose sessions may run in Agent without asking, sales.csv beside its notebooks
+    (the demo's data); skips without pandas and matplotlib, which the demo's cells import."""
     pytest.importorskip("pandas")
     pytest.importorskip("matplotlib")
-    process = JupyterServerProcess(tmp_path_factory.mktemp("demo-analysis"), token_delay=0.0,
-                                   extra_args=["--HermesJupyter.max_autonomy=agent_auto"]).start()
+    process = JupyterServerProcess(folder, token_delay=0.0, extra_args=["--HermesJupyter.max_autonomy=agent_auto"]).start()
     shutil.copy(REPO / "binder" / "sales.csv", process.notebooks / "sales.csv")
     try:
         yield process
     finally:
         process.stop()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServerProcess]:
+    with demo_server(tmp_path_factory.mktemp("demo-analysis")) as process:
+        yield process
 
 
 def bound_session(server: JupyterServerProcess, name: str, autonomy: str) -> tuple[str, str]:

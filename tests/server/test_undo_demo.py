@@ -3,7 +3,6 @@ the notebook file; Undo all puts the file back exactly, and the session's stored
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -11,21 +10,14 @@ from typing import Any
 import nbformat
 import pytest
 
-from ..agents.test_demo_analysis_server import REPO, run_scene
+from ..agents.test_demo_analysis_server import demo_server, run_scene
 from ..server_process import JupyterServerProcess
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServerProcess]:
-    pytest.importorskip("pandas")
-    pytest.importorskip("matplotlib")
-    process = JupyterServerProcess(tmp_path_factory.mktemp("undo-demo"), token_delay=0.0,
-                                   extra_args=["--HermesJupyter.max_autonomy=agent_auto"]).start()
-    shutil.copy(REPO / "binder" / "sales.csv", process.notebooks / "sales.csv")
-    try:
+    with demo_server(tmp_path_factory.mktemp("undo-demo")) as process:
         yield process
-    finally:
-        process.stop()
 
 
 def settled_turn(server: JupyterServerProcess, session_id: str, run_id: str, timeout_s: float = 30) -> dict[str, Any]:
