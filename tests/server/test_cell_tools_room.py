@@ -3,14 +3,9 @@ agent sees its own change (and a collaborator's unsaved one) before the room sav
 
 from __future__ import annotations
 
-import asyncio
-import copy
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
-import nbformat
-import nbformat.v4
 import pytest
 
 from hermes_jupyter.agents.approvals import ApprovalBroker
@@ -18,32 +13,19 @@ from hermes_jupyter.agents.base import NotebookBinding, TurnRequest
 from hermes_jupyter.server.notebook_access import make_tools_factory
 
 from ..fakes.recording_sink import RecordingSink
-
-write_notebook: Callable[..., Any] = nbformat.write
-new_notebook: Callable[..., Any] = nbformat.v4.new_notebook
-new_code_cell: Callable[..., Any] = nbformat.v4.new_code_cell
+from .rooms import open_room, with_rooms
 
 pytest.importorskip("jupyter_server_ydoc", reason="jupyter-collaboration (the test extra) is not installed")
 
 
 @pytest.fixture
 def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
-    config = copy.deepcopy(jp_server_config)
-    config["ServerApp"]["jpserver_extensions"].update(jupyter_server_ydoc=True, jupyter_server_fileid=True)
-    config["YDocExtension"]["document_save_delay"] = 600  # the file stays as it was for the whole test
-    return config
+    return with_rooms(jp_server_config, save_delay=600)  # the file stays as it was for the whole test
 
 
 async def test_read_notebook_reads_the_rooms_live_document(hermes: Any, jp_serverapp: Any, jp_root_dir: Path) -> None:
-    write_notebook(new_notebook(cells=[new_code_cell("a = 1", id="c1")]), jp_root_dir / "nb.ipynb")
+    room = await open_room(jp_serverapp, jp_root_dir)
     saved = (jp_root_dir / "nb.ipynb").read_text()
-    ydoc_app = next(iter(jp_serverapp.extension_manager.extension_apps["jupyter_server_ydoc"]))
-    room = await ydoc_app.get_document(path="nb.ipynb", content_type="notebook", file_format="json", copy=False,
-                                       create=True)
-    for _ in range(100):  # the room loads the file into its document
-        if room.cell_number:
-            break
-        await asyncio.sleep(0.05)
     room.set_cell(0, source="a = 2  # a collaborator, not saved yet")
     tools = make_tools_factory(jp_serverapp, ApprovalBroker(), editor=hermes.notebook_editor)
     request = TurnRequest(session_id="s1", run_id="r1", message="hi", history=[], autonomy="agent",

@@ -4,16 +4,16 @@ shared document (never the file, which the room owns and saves), and the room's 
 from __future__ import annotations
 
 import asyncio
-import copy
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
 
 from hermes_jupyter.notebook.cell_edits import source_sha256
 from hermes_jupyter.server.notebook_editor import NotebookEditor, Provenance
+
+from .rooms import open_room, with_rooms
 
 pytest.importorskip("jupyter_server_ydoc", reason="jupyter-collaboration (the test extra) is not installed")
 
@@ -22,23 +22,7 @@ PROV = Provenance(session_id="s1", run_id="r1", tool_call_id="call-1", model="gp
 
 @pytest.fixture
 def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
-    config = copy.deepcopy(jp_server_config)
-    config["ServerApp"]["jpserver_extensions"].update(jupyter_server_ydoc=True, jupyter_server_fileid=True)
-    config["YDocExtension"]["document_save_delay"] = 0.2
-    return config
-
-
-async def open_room(jp_serverapp: Any, jp_root_dir: Path) -> Any:
-    """The shared document of a room opened on nb.ipynb, as a browser opening it would."""
-    nbformat.write(new_notebook(cells=[new_code_cell("a = 1", id="c1")]), jp_root_dir / "nb.ipynb")
-    ydoc_app = next(iter(jp_serverapp.extension_manager.extension_apps["jupyter_server_ydoc"]))
-    doc = await ydoc_app.get_document(path="nb.ipynb", content_type="notebook", file_format="json", copy=False,
-                                      create=True)
-    for _ in range(100):  # the room loads the file into its document
-        if doc.cell_number:
-            break
-        await asyncio.sleep(0.05)
-    return doc
+    return with_rooms(jp_server_config, save_delay=0.2)
 
 
 async def until_saved(path: Path, check: Any) -> Any:
