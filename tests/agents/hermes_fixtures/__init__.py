@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[3]
 ENSURE_SCRIPT = REPO / "scripts" / "ensure_hermes_agent.sh"
 INSTALL_TIMEOUT_S = 900
@@ -48,6 +50,16 @@ def install_failed_loudly(error: HermesInstallError) -> str:
     if os.environ.get(REQUIRE_ENV):
         raise error
     return message
+
+
+@pytest.fixture(scope="session")
+def hermes_python() -> Path:
+    """The hermes-agent venv's Python, installed once per session (a plugin of tests/conftest.py, so the
+    agent tests and the contract suites share it); skipped, loudly, where the install is impossible."""
+    try:
+        return ensure_hermes_agent()
+    except HermesInstallError as error:
+        pytest.skip(install_failed_loudly(error))
 
 
 def write_hermes_home(home: Path, base_url: str, model: str, extra_yaml: str = "", api_key: str = "dummy") -> Path:
