@@ -41,8 +41,8 @@ new_code_cell: Callable[..., Any] = nbformat.v4.new_code_cell
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def no_subshells(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[AsyncKernelManager]:
     kernels = tmp_path_factory.mktemp("kernels")
-    async with started_kernel(AsyncKernelManager(kernel_name=kernel_spec(kernels), kernel_spec_manager=KernelSpecManager(
-            kernel_dirs=[str(kernels)]))) as km:
+    spec = KernelSpecManager(kernel_dirs=[str(kernels)])
+    async with started_kernel(AsyncKernelManager(kernel_name=kernel_spec(kernels), kernel_spec_manager=spec)) as km:
         yield km
 
 

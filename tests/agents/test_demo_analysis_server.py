@@ -36,7 +36,8 @@ def demo_server(folder: Path) -> Iterator[JupyterServerProcess]:
     (the demo's data); skips without pandas and matplotlib, which the demo's cells import."""
     pytest.importorskip("pandas")
     pytest.importorskip("matplotlib")
-    process = JupyterServerProcess(folder, token_delay=0.0, extra_args=["--HermesJupyter.max_autonomy=agent_auto"]).start()
+    process = JupyterServerProcess(folder, token_delay=0.0,
+                                   extra_args=["--HermesJupyter.max_autonomy=agent_auto"]).start()
     shutil.copy(REPO / "binder" / "sales.csv", process.notebooks / "sales.csv")
     try:
         yield process

@@ -9,7 +9,8 @@ import pytest
 
 from hermes_jupyter.agents import sandbox
 from hermes_jupyter.agents.hermes import process
-from hermes_jupyter.agents.sandbox import NotNotebookPath, PathEscape, api_path, confine, notebook_api_path, scrubbed_env
+from hermes_jupyter.agents.sandbox import (NotNotebookPath, PathEscape, api_path, confine, notebook_api_path,
+                                           scrubbed_env)
 
 SERVER_ENV = {
     "PATH": "/usr/bin", "HOME": "/home/u", "LANG": "C.UTF-8", "JUPYTERHUB_USER": "u",

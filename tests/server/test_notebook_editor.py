@@ -79,20 +79,26 @@ async def test_what_cannot_be_done_is_not_applied_says_why_and_leaves_the_file(
     assert nb_path.read_bytes() == before
 
 
-async def test_a_read_back_that_differs_from_what_was_written_is_not_applied(
-    editor: NotebookEditor, nb_path: Path, monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def race_saves(editor: NotebookEditor, nb_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> None:
+    """Each save of the editor is followed at once by someone else's write of `source` into the first cell."""
     contents = editor.contents_manager
     real_save = contents.save
 
-    async def racing_save(model: dict[str, Any], path: str) -> Any:  # someone else's write lands right after ours
+    async def racing_save(model: dict[str, Any], path: str) -> Any:
         result = await ensure_async(real_save(model, path))
         nb = saved(nb_path)
-        nb.cells[0].source = "a = 'typed by a person'"
+        nb.cells[0].source = source
         nbformat.write(nb, nb_path)
         return result
 
     monkeypatch.setattr(contents, "save", racing_save)
+
+
+async def test_a_read_back_that_differs_from_what_was_written_is_not_applied(
+    editor: NotebookEditor, nb_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # someone else's write lands right after ours
+    race_saves(editor, nb_path, monkeypatch, "a = 'typed by a person'")
     change = await editor.edit("work/nb.ipynb", "c1", "a = 2", PROV)
     assert not change.applied and change.why and "could not be confirmed" in change.why
 
@@ -138,15 +144,6 @@ async def test_an_undo_that_does_not_read_back_is_not_called_restored(
     editor: NotebookEditor, nb_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     edited = await editor.edit("work/nb.ipynb", "c1", "a = 2", PROV)
-    contents = editor.contents_manager
-    real_save = contents.save
-
-    async def racing_save(model: dict[str, Any], path: str) -> Any:  # someone types right after the undo's write
-        result = await ensure_async(real_save(model, path))
-        nb = saved(nb_path)
-        nb.cells[0].source = "a = 'typed at that moment'"
-        nbformat.write(nb, nb_path)
-        return result
-
-    monkeypatch.setattr(contents, "save", racing_save)
+    # someone types right after the undo's write
+    race_saves(editor, nb_path, monkeypatch, "a = 'typed at that moment'")
     assert await editor.undo("work/nb.ipynb", [edited]) == ([], ["c1"])
