@@ -282,5 +282,6 @@ export interface IStoredTurn {
   user: IUserRow | null;
   last_seq: number;
   continues: string | null;
+  autonomy: string | null;
   retry: IRetryState | null;
 }
