@@ -120,3 +120,19 @@ test('the sidebar and a cell showing the same run share one follower and one str
   followers.release(cell);
   chat.dispose();
 });
+
+test('replies of a stopped turn are partial, and of a turn recovered after a server restart recovered', () => {
+  const stopped: IStoredTurn = {
+    run_id: 'r3', status: 'cancelled', user: { id: 'r3:user', text: 'count' },
+    rows: [{ kind: 'assistant', id: 'r3:a:0', text: '1 2 3' }]
+  };
+  const restarted: IStoredTurn = {
+    run_id: 'r4', status: 'interrupted', user: { id: 'r4:user', text: 'count', recovered: true },
+    rows: [{ kind: 'assistant', id: 'r4:a:0', text: '1 2' }]
+  };
+  const [, stoppedReply] = turnRows([stopped]);
+  const [, restartedReply] = turnRows([restarted]);
+  assert.deepEqual(stoppedReply, { kind: 'assistant', id: 'r3:a:0', text: '1 2 3', partial: true, recovered: false });
+  assert.deepEqual(restartedReply, { kind: 'assistant', id: 'r4:a:0', text: '1 2', partial: false, recovered: true });
+  assert.deepEqual(turnRows([PAST])[2], { kind: 'assistant', id: 'r1:a:0', text: 'Done.' });
+});

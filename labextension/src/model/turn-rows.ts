@@ -12,9 +12,25 @@ export function turnRows(turns: readonly IStoredTurn[]): DisplayRow[] {
     if (user) {
       rows.push(user);
     }
-    rows.push(...(turn.rows ?? []));
+    rows.push(...replyRows(turn));
   }
   return rows;
+}
+
+/**
+ * The fold's rows of a turn, its replies tagged as the sidebar says them: `partial` when the person
+ * stopped the turn (what arrived is kept), `recovered` when recovery rebuilt the turn from the run
+ * journal after a server restart (the user's row says so, or the marker's cause does).
+ */
+function replyRows(turn: IStoredTurn): DisplayRow[] {
+  const rows: DisplayRow[] = turn.rows ?? [];
+  const partial = turn.status === 'cancelled';
+  const recovered =
+    turn.user?.recovered === true || rows.some(row => row.kind === 'marker' && row.cause === 'server_restart');
+  if (!partial && !recovered) {
+    return rows;
+  }
+  return rows.map(row => (row.kind === 'assistant' ? { ...row, partial, recovered } : row));
 }
 
 function userRow(turn: IStoredTurn): IUserRow | null {

@@ -35,9 +35,26 @@ export interface IMentionListProps {
   onHover(index: number): void;
 }
 
+/**
+ * Whether the pointer really moved over the list. A list that opens under a still pointer gets
+ * mouse events from the browser too (Chromium sends one after a layout change); those must not
+ * take the keyboard's row away, so the first position seen is only remembered.
+ */
+function usePointerMoves(): { moved(event: { clientX: number; clientY: number }): boolean } {
+  const last = useRef<[number, number] | null>(null);
+  return {
+    moved(event) {
+      const before = last.current;
+      last.current = [event.clientX, event.clientY];
+      return before !== null && (before[0] !== event.clientX || before[1] !== event.clientY);
+    }
+  };
+}
+
 /** The list as it looks for a state: pure, so it renders the same in tests. */
 export function MentionList(props: IMentionListProps): JSX.Element {
   const { rows, active } = props;
+  const pointer = usePointerMoves();
   const state = props.loading ? 'loading' : rows.length ? 'ready' : 'empty';
   return (
     <div className="jp-HermesMentions" data-testid="hermes-mentions" data-state={state}>
@@ -54,7 +71,7 @@ export function MentionList(props: IMentionListProps): JSX.Element {
             data-label={row.label}
             // keep the caret in the box: a mousedown would move the focus to the row
             onMouseDown={event => event.preventDefault()}
-            onMouseEnter={() => props.onHover(index)}
+            onMouseMove={event => pointer.moved(event) && index !== active && props.onHover(index)}
             onClick={() => props.onPick(row)}
           >
             <span className="jp-HermesMentions-kind">{KIND_WORD[row.kind]}</span>
