@@ -18,7 +18,7 @@ from hermes_jupyter.runs.settle import settle_error
 from hermes_jupyter.sessions.store import SessionStore
 from hermes_jupyter.transcript import Verdict, fold
 
-from .hermes_fixtures import Core, make_session, make_stale_session
+from ..hermes_fixtures import Core, make_session, make_stale_session
 
 
 class _FailingStore(SessionStore):

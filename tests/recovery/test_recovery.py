@@ -9,7 +9,7 @@ from pathlib import Path
 from hermes_jupyter import markers
 from hermes_jupyter.sessions.store import Session
 
-from .hermes_fixtures import Core, build_core, make_session, save_pending_session
+from ..hermes_fixtures import Core, build_core, make_session, save_pending_session
 
 
 def _pending(core: Core, sid: str, stream: str, *, started: float | None, messages: list | None = None) -> Session:

@@ -13,7 +13,7 @@ from hermes_jupyter.runs import settle
 from hermes_jupyter.recovery.repair import has_pending_journal_retry
 from hermes_jupyter.sessions.store import Session
 
-from .hermes_fixtures import Core, make_session
+from ..hermes_fixtures import Core, make_session
 from .test_sidecar_repair_seed import _apply
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from .hermes_fixtures import Core, make_session, make_stale_session
+from ..hermes_fixtures import Core, make_session, make_stale_session
 from .test_sidecar_repair_seed import _apply
 
 

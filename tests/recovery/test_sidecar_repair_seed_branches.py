@@ -10,7 +10,7 @@ import pytest
 from hermes_jupyter import markers, transcript
 from hermes_jupyter.recovery.repair import can_supersede_recovery_marker
 
-from .hermes_fixtures import Core, make_session, make_stale_session, save_pending_session
+from ..hermes_fixtures import Core, make_session, make_stale_session, save_pending_session
 from .test_sidecar_repair_seed import _apply, _journal_gateway_terminal_save_failure
 
 
