@@ -90,7 +90,7 @@ class RunManager:
         self.cancel_grace_s = cancel_grace_s
         self.checkpoint_interval_s = checkpoint_interval_s
         self.observers = RunObservers(journals, heartbeat_s=heartbeat_s)
-        self.status = RunStatusIndex(journals)
+        self.status = RunStatusIndex(journals, store)
         self.on_lifecycle = on_lifecycle or (lambda name, data: None)
         self.draining = False
         self.seal_journals = seal_journals
