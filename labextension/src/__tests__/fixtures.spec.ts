@@ -8,27 +8,12 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 
-import { IJournalRow, ISettledMessage } from '../api/contract';
+import { ISettledMessage } from '../api/contract';
 import { LiveTranscript } from '../model/transcript';
+import { journalRows } from './rows';
 
 /** The repository's fixtures (HERMES_FIXTURES_DIR overrides, e.g. while they are being made). */
 const DIR = process.env.HERMES_FIXTURES_DIR ?? resolve(__dirname, '../../../tests/fixtures/journals');
-
-/** Rows of a .jsonl file; a torn last line is what a crash leaves, and is skipped like the server does. */
-function journalRows(text: string): IJournalRow[] {
-  const rows: IJournalRow[] = [];
-  for (const line of text.split('\n')) {
-    try {
-      const row = JSON.parse(line);
-      if (row && typeof row.event_id === 'string') {
-        rows.push(row);
-      }
-    } catch {
-      // blank or torn
-    }
-  }
-  return rows;
-}
 
 const scenarios = (existsSync(DIR) ? readdirSync(DIR) : [])
   .filter(name => name.endsWith('.jsonl'))

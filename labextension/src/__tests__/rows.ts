@@ -34,3 +34,19 @@ export function journal(
     };
   });
 }
+
+/** Rows of a .jsonl file; a torn last line is what a crash leaves, and is skipped like the server does. */
+export function journalRows(text: string): IJournalRow[] {
+  const rows: IJournalRow[] = [];
+  for (const line of text.split('\n')) {
+    try {
+      const row = JSON.parse(line);
+      if (row && typeof row.event_id === 'string') {
+        rows.push(row);
+      }
+    } catch {
+      // blank or torn
+    }
+  }
+  return rows;
+}

@@ -8,26 +8,11 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 
-import { IJournalRow, ISettledMessage, ISnapshotMessage } from '../api/contract';
+import { ISettledMessage, ISnapshotMessage } from '../api/contract';
 import { LiveTranscript } from '../model/transcript';
-import { journal } from './rows';
+import { journal, journalRows } from './rows';
 
 const FIXTURES = resolve(__dirname, '../../../tests/fixtures');
-
-function journalRows(text: string): IJournalRow[] {
-  const rows: IJournalRow[] = [];
-  for (const line of text.split('\n')) {
-    try {
-      const row = JSON.parse(line);
-      if (row && typeof row.event_id === 'string') {
-        rows.push(row);
-      }
-    } catch {
-      // blank or torn
-    }
-  }
-  return rows;
-}
 
 const scenarios = (existsSync(join(FIXTURES, 'snapshots')) ? readdirSync(join(FIXTURES, 'snapshots')) : [])
   .filter(name => name.endsWith('.json'))
