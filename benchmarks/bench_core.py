@@ -32,10 +32,18 @@ from typing import Callable, Iterator
 import orjson
 
 from hermes_jupyter.journal import Journals
-from hermes_jupyter.recovery.liveness import LiveRuns
-from hermes_jupyter.recovery.repair import Recovery
 from hermes_jupyter.runs import settle
-from hermes_jupyter.sessions.store import Session, SessionStore
+
+try:  # the layout since the sessions/ and recovery/ folders
+    from hermes_jupyter.recovery.liveness import LiveRuns
+    from hermes_jupyter.recovery.repair import Recovery
+    from hermes_jupyter.sessions.store import Session, SessionStore
+    RECOVERY_ARGS: dict[str, object] = {"settler": settle}
+except ImportError:  # a --base revision from before them (the base subprocess imports that code)
+    from hermes_jupyter.liveness import LiveRuns  # type: ignore[no-redef]
+    from hermes_jupyter.recovery import Recovery  # type: ignore[no-redef]
+    from hermes_jupyter.store import Session, SessionStore  # type: ignore[no-redef]
+    RECOVERY_ARGS = {}
 
 TOKEN = {"text": " a token of about the usual size, with some words in it"}
 #: A model token as providers stream it (about 4 characters): the memory pass with it shows what
@@ -145,7 +153,7 @@ def bench_settled_bytes(root: Path, tokens: int = 2_000) -> dict[str, object]:
     from hermes_jupyter.runs.manager import RunManager
 
     store, journals, live = SessionStore(root / "settled" / "sessions"), Journals(root / "settled" / "runs"), LiveRuns()
-    manager = RunManager(store, journals, Recovery(store, journals, live, settler=settle), live, {"demo": DemoAgent(token_delay=0)})
+    manager = RunManager(store, journals, Recovery(store, journals, live, **RECOVERY_ARGS), live, {"demo": DemoAgent(token_delay=0)})
 
     async def turn() -> tuple[str, str]:
         session = store.create()
@@ -194,7 +202,7 @@ def cold_recovery(case: Path, events: int, token: dict[str, str] = TOKEN) -> Ite
     store, journals = build_interrupted_run(case, events, token)
     store.evict("bench_sid")
     try:
-        yield Recovery(store, journals, LiveRuns(), settler=settle, process_started_at=time.time())
+        yield Recovery(store, journals, LiveRuns(), process_started_at=time.time(), **RECOVERY_ARGS)
     finally:
         journals.close()
         store.close()
