@@ -8,9 +8,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 
-import { ISettledMessage } from '../api/contract';
 import { LiveTranscript } from '../model/transcript';
-import { journalRows } from './rows';
+import { journalRows, settledOf } from './rows';
 
 /** The repository's fixtures (HERMES_FIXTURES_DIR overrides, e.g. while they are being made). */
 const DIR = process.env.HERMES_FIXTURES_DIR ?? resolve(__dirname, '../../../tests/fixtures/journals');
@@ -31,15 +30,7 @@ for (const name of scenarios) {
     const fold = new LiveTranscript(expected.transcript.run_id);
     rows.forEach(row => fold.apply(row));
     assert.deepEqual(fold.rows, expected.live);
-    const settled: ISettledMessage = {
-      settled: true,
-      run_id: expected.transcript.run_id,
-      session_id: expected.transcript.session_id,
-      status: expected.transcript.status,
-      transcript: expected.transcript,
-      bundle: expected.bundle
-    };
-    fold.settle(settled);
+    fold.settle(settledOf(expected));
     assert.deepEqual(fold.rows, expected.transcript.rows);
     assert.equal(fold.status, expected.transcript.status);
   });

@@ -1,7 +1,7 @@
 /**
  * Journal row builders shared by the specs.
  */
-import { EventName, IJournalRow, TerminalState } from '../api/contract';
+import { EventName, IJournalRow, ISettledMessage, TerminalState } from '../api/contract';
 
 /** What the journal writer records for a terminal row (tests name the tool limit in payload.type). */
 function terminalState(event: string, payload: { [key: string]: unknown }): TerminalState {
@@ -49,4 +49,10 @@ export function journalRows(text: string): IJournalRow[] {
     }
   }
   return rows;
+}
+
+/** The settled message a golden fixture's `.expected.json` stands for (its transcript and bundle). */
+export function settledOf(expected: { transcript: ISettledMessage['transcript']; bundle: ISettledMessage['bundle'] }): ISettledMessage {
+  const { transcript, bundle } = expected;
+  return { settled: true, run_id: transcript.run_id, session_id: transcript.session_id, status: transcript.status, transcript, bundle };
 }

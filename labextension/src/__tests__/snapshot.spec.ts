@@ -8,9 +8,9 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 
-import { ISettledMessage, ISnapshotMessage } from '../api/contract';
+import { ISnapshotMessage } from '../api/contract';
 import { LiveTranscript } from '../model/transcript';
-import { journal, journalRows } from './rows';
+import { journal, journalRows, settledOf } from './rows';
 
 const FIXTURES = resolve(__dirname, '../../../tests/fixtures');
 
@@ -43,15 +43,7 @@ for (const name of scenarios) {
       partly.restore(snapshot);
       rows.forEach(row => partly.apply(row));
       assert.deepEqual(partly.rows, expected.live, `${name} restored at ${snapshot.last_seq} over half of it`);
-      const settled: ISettledMessage = {
-        settled: true,
-        run_id: expected.transcript.run_id,
-        session_id: expected.transcript.session_id,
-        status: expected.transcript.status,
-        transcript: expected.transcript,
-        bundle: expected.bundle
-      };
-      fold.settle(settled);
+      fold.settle(settledOf(expected));
       assert.deepEqual(fold.rows, expected.transcript.rows);
     }
   });
