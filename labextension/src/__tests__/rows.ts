@@ -52,7 +52,8 @@ export function journalRows(text: string): IJournalRow[] {
 }
 
 /** The settled message a golden fixture's `.expected.json` stands for (its transcript and bundle). */
-export function settledOf(expected: { transcript: ISettledMessage['transcript']; bundle: ISettledMessage['bundle'] }): ISettledMessage {
+export function settledOf(expected: Pick<ISettledMessage, 'transcript' | 'bundle'>): ISettledMessage {
   const { transcript, bundle } = expected;
-  return { settled: true, run_id: transcript.run_id, session_id: transcript.session_id, status: transcript.status, transcript, bundle };
+  const { run_id, session_id, status } = transcript;
+  return { settled: true, run_id, session_id, status, transcript, bundle };
 }
