@@ -43,7 +43,7 @@ from .session_edits import EDITABLE as EDITABLE, checkpoint, edit_fields, sessio
 from .diskfull import DISK_FULL, SpaceWaiter
 from .ending import LIFECYCLE, RunEnding
 from .fanout import Observer, RunObservers
-from .queue import Mode, Submitted, TurnQueue
+from .queue import Mode, Submitted, TurnQueue, steer
 from .run import Draining as Draining  # raised while draining; handlers map it to 409
 from .run import Run, redacted_result, run_redactor
 from .sink import RunSink
@@ -105,12 +105,11 @@ class RunManager:
         self.io = ThreadPoolExecutor(max_workers=io_workers, thread_name_prefix="hermes-io")
         #: Compressing settled journals is background work: its own thread, never ahead of an admission or settle.
         self.sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-seal")
-        #: Called on the loop with the session id once a run has settled (the queue starts the next turn).
-        self.after_settle: list[Callable[[str], None]] = []
         self.ending = RunEnding(store, journals, recovery, self.space, self.generation,
                                 lambda name, data: self.on_lifecycle(name, data))
         self.views = RunViews(store, journals, recovery, self.observers, self.status, self._runs, self.offload)
-        self.queue = TurnQueue(self)
+        #: The turn queue sees this engine only as its `QueueHost` (runs/queue.py), and the store.
+        self.queue = TurnQueue(store, self)
         #: Notebook recovery, where the server says where notebooks are (None: an engine without notebooks).
         self.notebooks = None if notebooks is None else NotebookRecovery(
             notebooks, journals, live.is_live, recovery.verdict, self.offload)
@@ -123,7 +122,11 @@ class RunManager:
     async def send(self, session_id: str, message: str, *, attachments: list[dict[str, Any]] | None = None,
                    notebook: NotebookBinding | None = None, mode: Mode = "queue") -> Submitted:
         """A message to a session: started now, queued behind its running turn, or (`steer`) handed to it."""
-        return await self.queue.submit(session_id, message, attachments=attachments, notebook=notebook, mode=mode)
+        if mode == "steer" and not self.draining:  # draining: the queue refuses it as it refuses any message
+            steered = await steer(self.active_runs(), validate_id(session_id, "session id"), message)
+            if steered is not None:
+                return steered
+        return await self.queue.submit(session_id, message, attachments=attachments, notebook=notebook)
 
     async def read_session(self, session_id: str) -> Session:
         """The session, a stale turn repaired first. A read never starts a turn."""
@@ -131,15 +134,26 @@ class RunManager:
 
     async def describe_run(self, run_id: str) -> dict[str, Any]:
         """`GET runs/{id}`: its status and closing marker; a queued run is `queued`."""
-        return await self.queue.run_status(run_id)
+        queued = await self.queue.status_of(run_id)
+        return queued if queued is not None else await self.offload(self.run_status, run_id, with_marker=True)
 
     async def cancel_run(self, run_id: str, cause: str | None = None) -> dict[str, Any]:
         """Take a queued turn off its queue, or cancel a live run (`cause`: interrupt it with that cause)."""
-        return await self.queue.cancel(run_id, cause)
+        withdrawn = await self.queue.withdraw(run_id)
+        if withdrawn is not None:
+            return withdrawn
+        cancelled = await (self.cancel(run_id) if cause is None else self.interrupt(run_id, cause))
+        return {"run_id": run_id, "cancelled": cancelled, **self.run_status(run_id)}
 
     async def session_of_run(self, run_id: str) -> str:
-        """The session of a run, queued, live or journaled (who may see it)."""
-        return await self.queue.session_of_run(run_id)
+        """The session of a run, queued, live or journaled (`UnknownRun` when there is none): who may see it."""
+        queued = await self.queue.queued_in(run_id)
+        if queued is not None:
+            return queued
+        live = self._runs.get(run_id)
+        if live is not None:
+            return live.session_id
+        return await self.offload(self.status.session_of, run_id)
 
     async def recover_notebook(self, path: str, full: Path, *, force: bool = False) -> Recovered:
         """Rebuild a notebook's unfinished hermes outputs, through its room or in its file (notebook/recovery_service.py)."""
@@ -203,7 +217,7 @@ class RunManager:
         prepare: Callable[[Session], tuple[str, list[dict[str, Any]]]] | None,
         loop: asyncio.AbstractEventLoop,
     ) -> Run:
-        self.recovery.get_session(session_id)  # settle a stale turn first
+        self.settle_stale(session_id)
         with self.store.lock(session_id):
             return self.admit_locked(self.store.load(session_id), message, attachments, notebook, prepare, loop)
 
@@ -232,6 +246,10 @@ class RunManager:
             self._forget(run, loop)
             raise
         return run
+
+    def settle_stale(self, session_id: str) -> None:
+        """Settle a turn a dead worker left pending (the queue asks before deciding; QueueHost)."""
+        self.recovery.get_session(session_id)
 
     def is_busy(self, session: Session) -> bool:
         """The session's turn is live in this process (a new message must wait or steer)."""
@@ -501,8 +519,7 @@ class RunManager:
             loop.run_in_executor(self.sealer, self._seal, run)
         run.done.set()
         self.on_lifecycle(lifecycle, self._describe(run))
-        for hook in self.after_settle:
-            hook(run.session_id)
+        self.queue.on_settled(run.session_id)
 
     def _seal(self, run: Run) -> None:
         """Compress the settled run's journal: its terminal row is written and its writer closed."""

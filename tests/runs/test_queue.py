@@ -27,45 +27,45 @@ async def _wait_idle(engine: Engine, sid: str, timeout_s: float = 20.0) -> None:
 
 
 async def test_a_message_sent_while_a_turn_runs_is_queued_and_answered_after_it_in_order(hermes_engine: Engine) -> None:
-    queue = hermes_engine.manager.queue  # the engine owns its queue
+    engine = hermes_engine.manager  # the queue is reached through the engine's front door
     sid = hermes_engine.new_session().session_id
-    first = await queue.submit(sid, "count to 30")
-    second = await queue.submit(sid, "count to 2")
-    third = await queue.submit(sid, "count to 3")
+    first = await engine.send(sid, "count to 30")
+    second = await engine.send(sid, "count to 2")
+    third = await engine.send(sid, "count to 3")
     assert not first.queued and second.queued and third.queued
     stored = hermes_engine.core.store.load(sid, use_cache=False)
     assert [q["run_id"] for q in stored.queued] == [second.run_id, third.run_id]
     assert stored.compact()["queued_count"] == 2
-    assert (await queue.run_status(second.run_id))["status"] == "queued"
+    assert (await engine.describe_run(second.run_id))["status"] == "queued"
     await _wait_idle(hermes_engine, sid)
     session = hermes_engine.core.store.load(sid, use_cache=False)
     users = [m["content"] for m in session.messages if m.get("role") == "user"]
     assert users == ["count to 30", "count to 2", "count to 3"]
     assert session.messages[-1]["content"] == "1 2 3"
     assert {second.run_id, third.run_id} <= set(hermes_engine.core.journals.run_ids(sid))  # the promised ids
-    assert (await queue.run_status(third.run_id))["status"] == "completed"
+    assert (await engine.describe_run(third.run_id))["status"] == "completed"
 
 
 async def test_the_queue_holds_at_most_eight_then_refuses(hermes_engine: Engine) -> None:
-    queue = hermes_engine.manager.queue  # the engine owns its queue
+    engine = hermes_engine.manager  # the queue is reached through the engine's front door
     sid = hermes_engine.new_session().session_id
-    running = await queue.submit(sid, "count to 100000")
+    running = await engine.send(sid, "count to 100000")
     for i in range(MAX_QUEUED):
-        assert (await queue.submit(sid, f"count to {i + 1}")).queued
+        assert (await engine.send(sid, f"count to {i + 1}")).queued
     with pytest.raises(QueueFull):
-        await queue.submit(sid, "one too many")
+        await engine.send(sid, "one too many")
     assert len(hermes_engine.core.store.load(sid).queued) == MAX_QUEUED
     await hermes_engine.manager.cancel(running.run_id)
     await _wait_idle(hermes_engine, sid)
 
 
 async def test_cancel_of_a_queued_turn_takes_it_off_the_queue_and_it_never_runs(hermes_engine: Engine) -> None:
-    queue = hermes_engine.manager.queue  # the engine owns its queue
+    engine = hermes_engine.manager  # the queue is reached through the engine's front door
     sid = hermes_engine.new_session().session_id
-    running = await queue.submit(sid, "count to 40")
-    dropped = await queue.submit(sid, "count to 2")
-    kept = await queue.submit(sid, "count to 3")
-    answer = await queue.cancel(dropped.run_id)
+    running = await engine.send(sid, "count to 40")
+    dropped = await engine.send(sid, "count to 2")
+    kept = await engine.send(sid, "count to 3")
+    answer = await engine.cancel_run(dropped.run_id)
     assert answer["cancelled"] is True and answer["queued"] is True
     assert [q["run_id"] for q in hermes_engine.core.store.load(sid).queued] == [kept.run_id]
     await _wait_idle(hermes_engine, sid)
@@ -76,22 +76,22 @@ async def test_cancel_of_a_queued_turn_takes_it_off_the_queue_and_it_never_runs(
 
 
 async def test_stopping_the_running_turn_starts_the_queued_one(hermes_engine: Engine) -> None:
-    queue = hermes_engine.manager.queue  # the engine owns its queue
+    engine = hermes_engine.manager  # the queue is reached through the engine's front door
     sid = hermes_engine.new_session().session_id
-    running = await queue.submit(sid, "count to 100000")
-    waiting = await queue.submit(sid, "count to 2")
-    assert (await queue.cancel(running.run_id))["cancelled"] is True
+    running = await engine.send(sid, "count to 100000")
+    waiting = await engine.send(sid, "count to 2")
+    assert (await engine.cancel_run(running.run_id))["cancelled"] is True
     await _wait_idle(hermes_engine, sid)
     assert hermes_engine.core.store.load(sid).messages[-1]["content"] == "1 2"
-    assert (await queue.run_status(waiting.run_id))["status"] == "completed"
+    assert (await engine.describe_run(waiting.run_id))["status"] == "completed"
 
 
 async def test_steer_on_a_backend_that_cannot_steer_is_refused_and_nothing_is_queued(hermes_engine: Engine) -> None:
-    queue = hermes_engine.manager.queue  # the engine owns its queue
+    engine = hermes_engine.manager  # the queue is reached through the engine's front door
     sid = hermes_engine.new_session().session_id
-    running = await queue.submit(sid, "count to 100000")
+    running = await engine.send(sid, "count to 100000")
     with pytest.raises(CannotSteer):
-        await queue.submit(sid, "faster please", mode="steer")
+        await engine.send(sid, "faster please", mode="steer")
     assert hermes_engine.core.store.load(sid).queued == []
     await hermes_engine.manager.cancel(running.run_id)
 
@@ -104,10 +104,10 @@ async def test_steer_hands_the_text_to_a_backend_that_can_and_notes_it_in_the_ru
         return True
 
     hermes_engine.demo.steer = steer  # the demo cannot steer; this one can
-    queue = hermes_engine.manager.queue  # the engine owns its queue
+    engine = hermes_engine.manager  # the queue is reached through the engine's front door
     sid = hermes_engine.new_session().session_id
-    running = await queue.submit(sid, "count to 100000")
-    answer = await queue.submit(sid, "stop at 50", mode="steer")
+    running = await engine.send(sid, "count to 100000")
+    answer = await engine.send(sid, "stop at 50", mode="steer")
     assert answer.steered and answer.run_id == running.run_id and steered == [(running.run_id, "stop at 50")]
     await hermes_engine.manager.cancel(running.run_id)
     notes = [r for r in hermes_engine.manager.views.run_transcript(running.run_id).to_json()["rows"] if r["kind"] == "note"]
@@ -115,9 +115,9 @@ async def test_steer_hands_the_text_to_a_backend_that_can_and_notes_it_in_the_ru
 
 
 async def test_steer_with_no_running_turn_sends_the_message_normally(hermes_engine: Engine) -> None:
-    queue = hermes_engine.manager.queue  # the engine owns its queue
+    engine = hermes_engine.manager  # the queue is reached through the engine's front door
     sid = hermes_engine.new_session().session_id
-    answer = await queue.submit(sid, "count to 2", mode="steer")
+    answer = await engine.send(sid, "count to 2", mode="steer")
     assert not answer.queued and not answer.steered
     await _wait_idle(hermes_engine, sid)
 
@@ -125,10 +125,10 @@ async def test_steer_with_no_running_turn_sends_the_message_normally(hermes_engi
 async def test_a_queued_turn_survives_a_server_restart_reads_leave_it_queued_and_the_resume_starts_it(
     hermes_engine: Engine, tmp_path: Path
 ) -> None:
-    queue = hermes_engine.manager.queue  # the engine owns its queue
+    engine = hermes_engine.manager  # the queue is reached through the engine's front door
     sid = hermes_engine.new_session().session_id
-    await queue.submit(sid, "count to 100000")
-    waiting = await queue.submit(sid, "count to 2")
+    await engine.send(sid, "count to 100000")
+    waiting = await engine.send(sid, "count to 2")
     await hermes_engine.manager.drain(0.05)  # shutdown: the running turn is interrupted, the queue stays
     assert [q["run_id"] for q in hermes_engine.core.store.load(sid, use_cache=False).queued] == [waiting.run_id]
     restarted = build_engine(build_core(tmp_path))  # a new process over the same state directory
