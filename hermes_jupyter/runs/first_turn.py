@@ -9,11 +9,13 @@ before the error is answered.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..sessions.store import Session
-from .manager import RunManager
 from .run import Run
+
+if TYPE_CHECKING:  # the engine calls this (`RunManager.create_session`)
+    from .manager import RunManager
 
 
 async def create_with_first_turn(manager: RunManager, message: str, **fields: Any) -> tuple[Session, Run]:

@@ -24,6 +24,7 @@ from ..agents.errors import failed_turn
 from ..agents.usage import usage_payload
 from ..events import USAGE
 from ..sessions.deletion import delete_session as delete_session_now
+from ..sessions.listing import Page, SessionListing, Visible
 from ..fsio import is_disk_full
 from ..ids import new_run_id, validate_id
 from ..journal import Journals
@@ -41,6 +42,7 @@ from .continuation import NothingToContinue as NothingToContinue  # raised by co
 from .settle import NothingToRetry as NothingToRetry  # raised by retry/undo; handlers map it to 409
 from .session_edits import EDITABLE as EDITABLE, checkpoint, edit_fields, session_binding as session_binding, undo_last_turn
 from .diskfull import DISK_FULL, SpaceWaiter
+from .first_turn import create_with_first_turn
 from .ending import LIFECYCLE, RunEnding
 from .fanout import Observer, RunObservers
 from .queue import Mode, Submitted, TurnQueue, steer
@@ -61,7 +63,8 @@ Lifecycle = Callable[[str, dict[str, Any]], None]
 
 class RunManager:
     """The engine, and the one front door to it: handlers make one call here per verb. It owns the turn
-    queue (`queue`, which it calls) and holds the read side (`views`), composed, not mixed in."""
+    queue (`queue`, which it calls) and holds the read sides (`views` of runs, `listing` of sessions),
+    composed, not mixed in."""
 
     def __init__(
         self,
@@ -107,6 +110,7 @@ class RunManager:
         self.sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-seal")
         self.ending = RunEnding(store, journals, recovery, self.space, self.generation,
                                 lambda name, data: self.on_lifecycle(name, data))
+        self.listing = SessionListing(store, self.offload)
         self.views = RunViews(store, journals, recovery, self.observers, self.status, self._runs, self.offload)
         #: The turn queue sees this engine only as its `QueueHost` (runs/queue.py), and the store.
         self.queue = TurnQueue(store, self)
@@ -127,6 +131,23 @@ class RunManager:
             if steered is not None:
                 return steered
         return await self.queue.submit(session_id, message, attachments=attachments, notebook=notebook)
+
+    async def create_session(self, fields: dict[str, Any], message: str | None = None) -> tuple[Session, Run | None]:
+        """A new session (`fields` as `SessionStore.create`); with `message`, its first turn in the same step,
+        so a turn that cannot start leaves no empty session (runs/first_turn.py)."""
+        if message is None:
+            return await self.offload(self.store.create, **fields), None
+        return await create_with_first_turn(self, message, **fields)
+
+    async def list_sessions(self, notebook_path: str | None = None, *, visible: Visible | None = None) -> bytes:
+        """`GET sessions`: every session (of one notebook), newest first, as a JSON array built off the loop;
+        `visible` narrows it to what the caller may see (sessions/listing.py)."""
+        return await self.listing.encoded(notebook_path, visible)
+
+    async def sessions_page(self, limit: int, before: str | None = None, notebook_path: str | None = None, *,
+                            visible: Visible | None = None) -> Page:
+        """`GET sessions?limit=`: one page, newest first, and the cursor of the next (sessions/listing.py)."""
+        return await self.listing.page(limit, before, notebook_path, visible)
 
     async def read_session(self, session_id: str) -> Session:
         """The session, a stale turn repaired first. A read never starts a turn."""

@@ -7,7 +7,6 @@ place (`errors.ERRORS`, applied by `api_errors`).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 from pathlib import Path
@@ -24,8 +23,6 @@ from ..agents.base import NotebookBinding
 from ..attachments import AttachmentError, validate_attachments
 from ..agents.models import describe_models
 from ..ids import validate_id
-from ..sessions.listing import Page
-from ..runs.first_turn import create_with_first_turn
 from ..runs.queue import Mode
 from ..sessions.titles import UNTITLED
 from ..transcript.rows import PROPOSAL_DECISIONS
@@ -167,27 +164,21 @@ class SessionRootHandler(HermesHandler):
     async def get(self) -> None:
         """A JSON list, newest first (docs/api.md); with `limit`, one page `{sessions, next}` and a Link header.
 
-        Rows are gathered and encoded off the event loop: at 100k sessions the
-        full list is megabytes, and building it on the loop would stall streams.
+        The engine builds the full list off the event loop and off its I/O threads (sessions/listing.py):
+        at 100k sessions it is megabytes. A kernel lists only its own sessions, all in one page.
         """
         limit_arg = self.get_query_argument("limit", None)
         before = self.get_query_argument("before", None)
         path = self.get_query_argument("notebook_path", None)
         principal = await principal_of(self)
-        if principal.kind == "kernel":  # a kernel lists its own sessions, few enough for one page
-            rows = await asyncio.to_thread(_rows, self.hermes.store.list, path)
-            rows = visible_rows(principal, rows, await kernel_paths(self, principal.kernel_id or ""))
-            self.answer(rows if limit_arg is None and before is None else {"sessions": rows, "next": None})
-            return
+        visible = None if principal.kind != "kernel" else functools.partial(
+            visible_rows, principal, paths=await kernel_paths(self, principal.kernel_id or ""))
         if limit_arg is None and before is None:
             self.set_header("Content-Type", "application/json")
-            # the default pool, not the manager's two I/O threads: a long listing must not delay run admission
-            self.finish(await asyncio.to_thread(_encoded_list, self.hermes.store.list, path))
+            self.finish(await self.hermes.manager.list_sessions(path, visible=visible))
             return
         limit = min(parse_count(limit_arg, "limit", 100, minimum=1), MAX_PAGE)  # larger asks get the largest page
-        page: Page = await self.hermes.manager.offload(self.hermes.store.page, limit, before)
-        if path is not None:  # a notebook's sessions are few; filtering one page keeps the cursor honest
-            page = Page([r for r in page.rows if r.get("notebook_path") == path], page.next)
+        page = await self.hermes.manager.sessions_page(limit, before, path, visible=visible)
         if page.next is not None:
             query = urlencode({"limit": limit, "before": page.next, **({"notebook_path": path} if path else {})})
             self.set_header("Link", f'<{self.request.path}?{query}>; rel="next"')
@@ -208,13 +199,9 @@ class SessionRootHandler(HermesHandler):
             model=_optional_str(body, "model", 200), notebook_path=binding and binding.notebook_path,
             cell_id=binding and binding.cell_id, kernel_id=binding and binding.kernel_id,
         )
-        if body.get("message") is None:
-            session = await self.hermes.manager.offload(self.hermes.store.create, **fields)
-            self.answer(session.to_json(), 201)
-            return
-        message = _message(body)  # create and run in one step: a turn that cannot start leaves no session
-        session, run = await create_with_first_turn(self.hermes.manager, message, **fields)
-        self.answer({**session.to_json(), "run_id": run.run_id}, 201)
+        message = None if body.get("message") is None else _message(body)  # with a message: created and run
+        session, run = await self.hermes.manager.create_session(fields, message)  # in one step (first_turn.py)
+        self.answer({**session.to_json(), **({"run_id": run.run_id} if run is not None else {})}, 201)
 
 
 class SessionHandler(HermesHandler):
@@ -435,15 +422,6 @@ def _confined(root: Path, relative: str) -> Path:
     if full.suffix != ".ipynb":
         raise user_error(400, "That path is not a notebook. Choose an .ipynb file.")
     return full
-
-
-def _rows(rows_of: Callable[[], list[dict[str, Any]]], notebook_path: str | None) -> list[dict[str, Any]]:
-    rows = rows_of()
-    return rows if notebook_path is None else [r for r in rows if r.get("notebook_path") == notebook_path]
-
-
-def _encoded_list(rows_of: Callable[[], list[dict[str, Any]]], notebook_path: str | None) -> bytes:
-    return msgspec.json.encode(_rows(rows_of, notebook_path))
 
 
 class ClarifyAnswerHandler(HermesHandler):

@@ -1,4 +1,5 @@
-"""The listing's order, newest first, kept sorted as sessions change, and its page cursors.
+"""The session list: its order, newest first, kept sorted as sessions change, its page cursors, and
+its read side (`SessionListing`, which the engine composes to answer `GET sessions`).
 
 At 100k sessions sorting the whole index per request costs tens of milliseconds,
 so the order is a sorted list of `(updated_at in µs, session_id)` maintained by
@@ -9,14 +10,20 @@ starts right after it even while newer sessions are added in front.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Awaitable, Callable, Protocol
+
+import msgspec
 
 _CURSOR = re.compile(r"([0-9]{1,20})\.([A-Za-z0-9_-]{1,64})")
 
 Key = tuple[int, str]
+Rows = list[dict[str, Any]]
+#: Narrows a listing to what one caller may see (a kernel: its own sessions; server/scope.py decides).
+Visible = Callable[[Rows], Rows]
 
 
 class BadCursor(ValueError):
@@ -95,3 +102,46 @@ class ListingOrder:
         chosen.reverse()
         next_cursor = encode_cursor(chosen[-1]) if start > 0 and chosen else None
         return [sid for _, sid in chosen], next_cursor
+
+
+class ListingSource(Protocol):
+    """What the read side reads: the store's whole list and its pages."""
+
+    def list(self) -> Rows: ...
+
+    def page(self, limit: int, before: str | None = None) -> Page: ...
+
+
+class SessionListing:
+    """`GET sessions`: the whole list, JSON-encoded, or one page, of one notebook's sessions or of all.
+
+    The whole list is gathered and encoded on the default thread pool: at 100k sessions it is
+    megabytes, which on the event loop would stall streams and on the engine's two I/O threads
+    would delay run admission. A page is a bisect and a slice, so it takes the engine's `offload`.
+    """
+
+    def __init__(self, store: ListingSource, offload: Callable[..., Awaitable[Any]]) -> None:
+        self.store = store
+        self.offload = offload
+
+    def rows(self, notebook_path: str | None = None, visible: Visible | None = None) -> Rows:
+        """The whole list, newest first (blocking: call it off the loop)."""
+        rows = self.store.list()
+        if notebook_path is not None:
+            rows = [r for r in rows if r.get("notebook_path") == notebook_path]
+        return rows if visible is None else visible(rows)
+
+    async def encoded(self, notebook_path: str | None = None, visible: Visible | None = None) -> bytes:
+        """The whole list as a JSON array, built and encoded off the loop and off the engine's I/O pool."""
+        return await asyncio.to_thread(lambda: msgspec.json.encode(self.rows(notebook_path, visible)))
+
+    async def page(self, limit: int, before: str | None = None, notebook_path: str | None = None,
+                   visible: Visible | None = None) -> Page:
+        """Up to `limit` rows older than the cursor `before`; a narrowed caller (`visible`: a kernel, whose
+        sessions are few) gets all of its own in one page."""
+        if visible is not None:
+            return Page(await asyncio.to_thread(self.rows, notebook_path, visible), None)
+        page: Page = await self.offload(self.store.page, limit, before)
+        if notebook_path is not None:  # a notebook's sessions are few; filtering one page keeps the cursor honest
+            page = Page([r for r in page.rows if r.get("notebook_path") == notebook_path], page.next)
+        return page
