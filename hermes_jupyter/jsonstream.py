@@ -3,15 +3,16 @@
 `store.save` hands these pieces to `fsio.atomic_write`, which writes them to the temp file
 as they come: a session's encoding costs one buffer (`FLUSH_BYTES`) of memory, not its size.
 List items are encoded `BATCH` at a time (one orjson call, one line of the file: an orjson
-result carries a few kB of spare room, so one per item would cost more than the items), and
-the pieces are joined once per flush. The layout is one key of the object per line. A string longer
+result carries kilobytes of spare room, so one per item would cost more than the items); a small
+result is kept as an exact-size copy (`_held`), and the pieces are joined once per flush. The layout is one key of the object per line. A string longer
 than `LONG_TEXT` chars under one of the `long_keys` of a list item (a long answer, joined
 from many journal rows; any single row's strings are capped far below) is encoded slice by
 slice, so it is never materialised a second time as JSON.
 
-A list item may itself hold a long list under one of the `nested_keys` (a stored turn's `rows`):
-such an item is written key by key and that list like a top-level one, its items' `long_keys`
-texts sliced, so a turn of thousands of rows is never encoded in one call either. Items may be
+A list item may itself hold a long list under one of the `nested_keys` (a stored turn's `rows`,
+each key naming the long keys of its own items, so a row is checked for `text` alone and a list of
+plain values for nothing): such an item is written key by key and that list like a top-level one,
+its items' long texts sliced, so a turn of thousands of rows is never encoded in one call either. Items may be
 msgspec Structs (stored turns and their rows): each is turned into builtins only as its batch is
 encoded, so a session's typed rows never exist as a second, dict copy.
 
@@ -22,16 +23,24 @@ worth of allocation and copying more, about 1 ms for a sidecar of a thousand mes
 
 from __future__ import annotations
 
-from typing import Any, Final, Iterable, Iterator
+from types import MappingProxyType
+from typing import Any, Final, Iterable, Iterator, Mapping
 
 import msgspec
 import orjson
 
 #: Encoded bytes gathered before a piece is handed on.
-FLUSH_BYTES: Final = 256 * 1024
+FLUSH_BYTES: Final = 64 * 1024
+#: A list key of list items → the keys of *its* items whose strings may be long (see `iter_object`).
+Nested = Mapping[str, tuple[str, ...]]
+NO_NESTED: Final[Nested] = MappingProxyType({})
+#: orjson results at least this long are kept as views until the flush; shorter ones as exact copies.
+HOLD_VIEW_BYTES: Final = 64 * 1024
 #: List items encoded in one call (one line of the file).
 BATCH: Final = 64
-#: Strings longer than this (chars) inside a list item are encoded slice by slice.
+#: Strings longer than this (chars) inside a list item are encoded slice by slice,
+#: `SLICE_CHARS` a slice (half a flush of plain text: a slice's JSON stays about a flush long).
+SLICE_CHARS: Final = 32 * 1024
 LONG_TEXT: Final = 256 * 1024
 #: `encode` makes one piece of an object whose estimated JSON is at most this long.
 WHOLE_BYTES: Final = 4 << 20
@@ -53,7 +62,7 @@ class _Buffer:
         self.size += len(data)
 
     def add(self, value: Any) -> None:
-        self.raw(_dumps(value))
+        self.raw(_held(_dumps(value), 0, None))
 
     def key(self, sep: bytes, key: str, colon: bytes) -> None:
         """`sep`, the key as JSON, then `colon`: the start of one member of an object."""
@@ -70,7 +79,7 @@ class _Buffer:
 
 
 def encode(
-    data: dict[str, Any], long_keys: tuple[str, ...] = (), nested_keys: tuple[str, ...] = ()
+    data: dict[str, Any], long_keys: tuple[str, ...] = (), nested_keys: Nested = NO_NESTED
 ) -> bytes | Iterator[bytes]:
     """The JSON of `data`: whole if its estimate is within `WHOLE_BYTES`, else `iter_object`'s pieces."""
     if _estimate(data, long_keys, nested_keys) <= WHOLE_BYTES:
@@ -78,7 +87,7 @@ def encode(
     return iter_object(data, long_keys, nested_keys)
 
 
-def _estimate(data: dict[str, Any], long_keys: tuple[str, ...], nested_keys: tuple[str, ...] = ()) -> int:
+def _estimate(data: dict[str, Any], long_keys: tuple[str, ...], nested_keys: Nested = NO_NESTED) -> int:
     """About how long the JSON of `data` is: its strings, the `long_keys` texts of its lists'
     items (and of their `nested_keys` lists' items) and `ITEM_BYTES` an item (one pass per key,
     as `_long_items`). Stops past `WHOLE_BYTES`."""
@@ -90,23 +99,23 @@ def _estimate(data: dict[str, Any], long_keys: tuple[str, ...], nested_keys: tup
             size += ITEM_BYTES * len(value)
             for key in long_keys:
                 size += sum(_text_lengths(value, key))
-            for nested in _nested_lists(value, nested_keys):
-                size += _estimate({"": nested}, long_keys)
+            for nested, inner_keys in _nested_lists(value, nested_keys):
+                size += _estimate({"": nested}, inner_keys)
         if size > WHOLE_BYTES:
             break
     return size
 
 
-def _nested_lists(items: list[Any], nested_keys: tuple[str, ...]) -> Iterator[list[Any]]:
-    """The lists the items hold under `nested_keys` (one lookup per item and key)."""
-    for key in nested_keys:
+def _nested_lists(items: list[Any], nested_keys: Nested) -> Iterator[tuple[list[Any], tuple[str, ...]]]:
+    """The lists the items hold under `nested_keys`, each with its items' long keys (one lookup per item and key)."""
+    for key, inner_keys in nested_keys.items():
         for item in items:
             if (inner := _get(item, key)).__class__ is list and inner:
-                yield inner
+                yield inner, inner_keys
 
 
 def iter_object(
-    data: dict[str, Any], long_keys: tuple[str, ...] = (), nested_keys: tuple[str, ...] = ()
+    data: dict[str, Any], long_keys: tuple[str, ...] = (), nested_keys: Nested = NO_NESTED
 ) -> Iterator[bytes]:
     """The JSON of `data`, in pieces of about `FLUSH_BYTES` (an encoding error is raised mid-way).
 
@@ -126,7 +135,7 @@ def iter_object(
     yield out.take()
 
 
-def _list(out: _Buffer, items: list[Any], long_keys: tuple[str, ...], nested_keys: tuple[str, ...] = ()) -> Iterator[bytes]:
+def _list(out: _Buffer, items: list[Any], long_keys: tuple[str, ...], nested_keys: Nested = NO_NESTED) -> Iterator[bytes]:
     """`BATCH` items a line, each batch in one orjson call; an item with a long text (or a long nested
     list) alone, in pieces."""
     sep = b"[\n    "
@@ -134,7 +143,7 @@ def _list(out: _Buffer, items: list[Any], long_keys: tuple[str, ...], nested_key
     for at in (*_long_items(items, long_keys, nested_keys), len(items)):
         for low in range(start, at, BATCH):  # the items before the next long one
             out.raw(sep)
-            out.raw(memoryview(_dumps(items[low:min(low + BATCH, at)]))[1:-1])  # copied once, by the flush
+            out.raw(_held(_dumps_batch(items[low:min(low + BATCH, at)]), 1, -1))
             sep = b",\n    "
             if out.full():
                 yield out.take()
@@ -146,23 +155,28 @@ def _list(out: _Buffer, items: list[Any], long_keys: tuple[str, ...], nested_key
     out.raw(b"\n  ]")
 
 
-def _long_items(items: list[Any], long_keys: tuple[str, ...], nested_keys: tuple[str, ...] = ()) -> list[int]:
+def _long_items(items: list[Any], long_keys: tuple[str, ...], nested_keys: Nested = NO_NESTED) -> list[int]:
     """Where the items holding a long string under one of `long_keys`, or a list of more than `BATCH`
     items (or with a long string) under one of `nested_keys`, are (one pass per key)."""
     found: set[int] = set()
     for key in long_keys:
         found.update(at for at, length in enumerate(_text_lengths(items, key)) if length > LONG_TEXT)
-    for key in nested_keys:
+    for key, inner_keys in nested_keys.items():
         for at, item in enumerate(items):
             inner = _get(item, key)
-            if inner.__class__ is list and (len(inner) > BATCH or _long_items(inner, long_keys)):
+            if inner.__class__ is list and (len(inner) > BATCH or _long_items(inner, inner_keys)):
                 found.add(at)
     return sorted(found)
 
 
-def _text_lengths(items: list[Any], key: str) -> Iterator[int]:
-    """The length of each item's string under `key`, in order (0 for an item without one)."""
-    return (len(text) if (text := _get(item, key)).__class__ is str else 0 for item in items)
+def _text_lengths(items: list[Any], key: str) -> list[int]:
+    """The length of each item's string under `key`, in order (0 for an item without one). One
+    comprehension, no call an item: a turn of thousands of rows is scanned on every save."""
+    return [
+        len(text) if (text := item.get(key) if item.__class__ is dict else getattr(item, key, None)).__class__ is str
+        else 0
+        for item in items
+    ]
 
 
 def _get(item: Any, key: str) -> Any:
@@ -188,6 +202,28 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
+def _dumps_batch(batch: list[Any]) -> bytes:
+    """A batch of list items: one of Structs (a stored turn's rows) by msgspec's encoder, in C, with
+    no dict made of each row on the way (4× faster); any other by orjson (`_dumps`)."""
+    if isinstance(batch[0], msgspec.Struct):
+        return _STRUCTS.encode(batch)
+    return _dumps(batch)
+
+
+#: Encodes Structs and what they hold; what JSON has no type for is written as its `str`, as `_default`.
+_STRUCTS: Final = msgspec.json.Encoder(enc_hook=str)
+
+
+def _held(encoded: bytes, start: int, stop: int | None) -> bytes | memoryview:
+    """What the buffer keeps of an orjson result until the flush. orjson's bytes keep the allocation
+    it wrote into (16 kB for a batch of 64 small numbers), so a small result is kept as an
+    exact-size copy and the original freed at once: a flush of small rows held ~50× their size.
+    A large result is kept as a view of itself, copied once, by the flush."""
+    if len(encoded) < HOLD_VIEW_BYTES:
+        return encoded[start:stop]
+    return memoryview(encoded)[start:stop]
+
+
 def _dumps(value: Any) -> bytes:
     """Compact JSON; values JSON has no type for are written as their `str` (what sidecars always did)."""
     return orjson.dumps(value, default=_default)
@@ -198,7 +234,7 @@ def _is_long(value: Any) -> bool:
 
 
 def _long_item(
-    out: _Buffer, item: dict[str, Any], long_keys: tuple[str, ...] = (), nested_keys: tuple[str, ...] = ()
+    out: _Buffer, item: dict[str, Any], long_keys: tuple[str, ...] = (), nested_keys: Nested = NO_NESTED
 ) -> Iterator[bytes]:
     """A list item holding a long string: its other values whole, the string slice by slice; a list
     under one of `nested_keys` as `_list` writes one."""
@@ -207,14 +243,14 @@ def _long_item(
         out.key(sep, key, b":")
         sep = b","
         if key in nested_keys and value.__class__ is list and value:
-            yield from _list(out, value, long_keys)
+            yield from _list(out, value, nested_keys[key])
             continue
         if not _is_long(value):
             out.add(value)
             continue
         out.raw(b'"')
-        for start in range(0, len(value), LONG_TEXT):  # a str slice never splits a code point
-            out.raw(_dumps(value[start:start + LONG_TEXT])[1:-1])  # one string made of all slices
+        for start in range(0, len(value), SLICE_CHARS):  # a str slice never splits a code point
+            out.raw(_dumps(value[start:start + SLICE_CHARS])[1:-1])  # one string made of all slices
             if out.full():
                 yield out.take()
         out.raw(b'"')

@@ -27,6 +27,7 @@ from ..ids import is_valid_id, new_session_id, validate_id
 from ..jsonstream import encode
 from .listing import ListingOrder, Page
 from ..schemas import check_index
+from .shared_text import TABLE, pack, unpack
 from .titles import UNTITLED, subtitle
 
 log = logging.getLogger(__name__)
@@ -34,8 +35,9 @@ log = logging.getLogger(__name__)
 INDEX_NAME = "_index.json"
 #: Message keys whose text may be long (joined from many journal rows): the sidecar writes them in slices.
 LONG_TEXT_KEYS = ("content", "reasoning", "text")
-#: List keys of list items that may be long (a stored turn's rows): the sidecar writes them in pieces too.
-NESTED_LIST_KEYS = ("rows",)
+#: List keys of list items that may be long (a stored turn's rows, whose `text` may be long, and its
+#: table of shared texts, shared_text.py) → their items' long keys: the sidecar writes them in pieces too.
+NESTED_LIST_KEYS = {"rows": ("text",), TABLE: ()}
 #: Seconds a changed index may wait before it is written (it is a cache, rebuilt from sidecars).
 INDEX_WRITE_DELAY_S = 0.5
 
@@ -116,6 +118,7 @@ class Session:
         if not isinstance(data, dict):
             raise ValueError(f"the file holds {type(data).__name__}, not a session object")
         try:
+            unpack(data)  # a turn's long text, written once, is its message's (shared_text.py)
             session = msgspec.convert(data, cls)
         except msgspec.ValidationError as exc:
             raise ValueError(str(exc)) from None
@@ -269,6 +272,7 @@ class SessionStore:
         """
         validate_id(session.session_id, "session id")
         data = session.to_json(typed=True)
+        data["turns"] = pack(session.turns, session.messages)  # a long text is written once (shared_text.py)
         if touch:
             data["updated_at"] = time.time()
         path = self.path(session.session_id)

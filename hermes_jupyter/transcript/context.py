@@ -22,8 +22,12 @@ def normalize_text(text: Any) -> str:
 
 
 def cut_args(args: Any) -> Any:
-    """Tool arguments as shown on a card: at most 4 keys, long values cut."""
+    """Tool arguments as shown on a card: at most 4 keys, long values cut. Arguments with nothing to cut
+    are the same dict (never changed after the journal row they came from), not a copy of it: the
+    stored turn's tool row holds them too."""
     if not isinstance(args, dict):
+        return args
+    if len(args) <= 4 and not any(isinstance(v, str) and len(v) > 120 for v in args.values()):
         return args
     cut: dict[str, Any] = {}
     for key in list(args)[:4]:
