@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import json
 import time
 from pathlib import Path
@@ -202,6 +204,8 @@ async def test_a_notebook_recovers_a_run_whose_journal_was_pruned_from_its_store
     session = hermes_engine.new_session()
     run = await hermes_engine.manager.start_run(session.session_id, "make a plan")
     await run.done.wait()
+    # the settled journal is compressed on the engine's one sealer thread: wait for it (a task behind it)
+    await asyncio.get_running_loop().run_in_executor(hermes_engine.manager.sealer, lambda: None)
     hermes_engine.core.journals.close()
     for journal in (hermes_engine.core.journals.root / session.session_id).iterdir():
         journal.unlink()  # what retention does to an old settled run
