@@ -11,7 +11,7 @@ import { AUTONOMY_LEVELS, autonomyOf, capOf, offeredLevels } from '../model/auto
 import { cellBadge, readHermesMeta } from '../model/cell-badge';
 import { groupCellChanges, readCellChange, rewindOrder, runsWithChanges, summarizeTurn } from '../model/cell-changes';
 import { CONFLICT_WORDS, actionWords, readUndoAnswer, recordedReview, reviewWords, runWords, undoAnswerWords } from '../model/cell-review';
-import { fileIsNewer, pendingFileCells, planSync } from '../model/file-sync';
+import { fileChangedSince, fileIsNewer, pendingFileCells, planSync } from '../model/file-sync';
 import { sha256Bytes, sha256Hex } from '../model/sha256';
 import { change } from './cell-change-rows';
 
@@ -127,6 +127,17 @@ test('an open notebook takes only the file changes made after it last read the f
   assert.deepEqual(pendingFileCells(rows, 'nb.ipynb', doc, () => true), ['new', 'old']);
   assert.equal(fileIsNewer(10_000, 9_800), false);  // within JupyterLab's margin: the file it read
   assert.equal(fileIsNewer(10_000, 9_000), true);
+});
+
+test('a file written twice within JupyterLab\'s time margin is two versions: the hashes decide', () => {
+  const read = { hash: 'h1', last_modified: '2026-12-05T10:00:00.000Z' };
+  // the agent inserted a cell, then ran it 200 ms later: same margin, another file
+  assert.equal(fileChangedSince({ hash: 'h2', last_modified: '2026-12-05T10:00:00.200Z' }, read), true);
+  assert.equal(fileChangedSince({ hash: 'h1', last_modified: '2026-12-05T10:00:09.000Z' }, read), false);
+  // without hashes, by time beyond the margin
+  assert.equal(fileChangedSince({ last_modified: '2026-12-05T10:00:00.200Z' }, { last_modified: read.last_modified }), false);
+  assert.equal(fileChangedSince({ last_modified: '2026-12-05T10:00:02.000Z' }, { last_modified: read.last_modified }), true);
+  assert.equal(fileChangedSince({ hash: 'h2' }, null), true);
 });
 
 test('catching up deletes, then updates and inserts in the file\'s order: only the named cells', () => {

@@ -92,3 +92,27 @@ export function pendingFileCells(
 export function fileIsNewer(fileTime: number, loadedAt: number | null, marginMs = 500): boolean {
   return loadedAt === null || fileTime - loadedAt > marginMs;
 }
+
+/** What a contents model says of a file's version: its content hash (when asked) and its time. */
+export interface IFileVersion {
+  hash?: string | null;
+  last_modified?: string;
+}
+
+/**
+ * The file holds a version the document has not read. By content hash when both sides have one,
+ * as JupyterLab itself decides before saving: exact, so two agent writes within JupyterLab's time
+ * margin (a cell inserted, then run) are still two versions. Else by time, beyond that margin.
+ */
+export function fileChangedSince(file: IFileVersion, read: IFileVersion | null | undefined): boolean {
+  if (file.hash && read?.hash) {
+    return file.hash !== read.hash;
+  }
+  return fileIsNewer(fileTime(file.last_modified) ?? 0, fileTime(read?.last_modified));
+}
+
+/** A contents model's time in ms (null when it has none). */
+export function fileTime(value: string | undefined): number | null {
+  const time = value ? Date.parse(value) : NaN;
+  return Number.isFinite(time) ? time : null;
+}

@@ -13,7 +13,16 @@ import type { Contents } from '@jupyterlab/services';
 import { provideCellChangeActions } from '../components/cards/cell-change-actions';
 import { CellChangeReview } from '../model/cell-change-review';
 import type { ICellChangeRow } from '../model/cell-changes';
-import { IDiskCell, ISyncCell, SyncOp, diskSource, fileIsNewer, pendingFileCells, planSync } from '../model/file-sync';
+import {
+  IDiskCell,
+  ISyncCell,
+  SyncOp,
+  diskSource,
+  fileChangedSince,
+  fileTime,
+  pendingFileCells,
+  planSync
+} from '../model/file-sync';
 import { collaborationOn } from '../model/shared-notebook';
 import { IHermesChat } from '../tokens';
 
@@ -66,8 +75,8 @@ class NotebookCatchUp {
           return [];
         }
         // Only a file written since the document read it has anything to give.
-        const stat = await this._contents.get(panel.context.path, { content: false });
-        return fileIsNewer(fileTime(stat.last_modified) ?? 0, loaded) ? ids : [];
+        const stat = await this._contents.get(panel.context.path, { content: false, hash: true });
+        return fileChangedSince(stat, panel.context.contentsModel) ? ids : [];
       });
     }
   }
@@ -122,11 +131,6 @@ class NotebookCatchUp {
   private _running = new Map<string, Promise<void>>();
   private _readAt = new Map<NotebookPanel, number>();
   private _firstSeen = new Map<string, number>();
-}
-
-function fileTime(value: string | undefined): number | null {
-  const time = value ? Date.parse(value) : NaN;
-  return Number.isFinite(time) ? time : null;
 }
 
 function docCells(panel: NotebookPanel): ISyncCell[] {
