@@ -4,17 +4,17 @@
 as they come: a session's encoding costs one buffer (`FLUSH_BYTES`) of memory, not its size.
 List items are encoded `BATCH` at a time (one orjson call, one line of the file: an orjson
 result carries kilobytes of spare room, so one per item would cost more than the items); a small
-result is kept as an exact-size copy (`_held`), and the pieces are joined once per flush. The layout is one key of the object per line. A string longer
-than `LONG_TEXT` chars under one of the `long_keys` of a list item (a long answer, joined
-from many journal rows; any single row's strings are capped far below) is encoded slice by
-slice, so it is never materialised a second time as JSON.
+result is kept as an exact-size copy (`_held`), and the pieces are joined once per flush. The
+layout is one key of the object per line. A string longer than `LONG_TEXT` chars under one of the
+`long_keys` of a list item (a long answer, joined from many journal rows; any single row's strings
+are capped far below) is encoded slice by slice, so it is never materialised a second time as JSON.
 
 A list item may itself hold a long list under one of the `nested_keys` (a stored turn's `rows`,
 each key naming the long keys of its own items, so a row is checked for `text` alone and a list of
 plain values for nothing): such an item is written key by key and that list like a top-level one,
-its items' long texts sliced, so a turn of thousands of rows is never encoded in one call either. Items may be
-msgspec Structs (stored turns and their rows): each is turned into builtins only as its batch is
-encoded, so a session's typed rows never exist as a second, dict copy.
+its items' long texts sliced, so a turn of thousands of rows is never encoded in one call either.
+Items may be msgspec Structs (stored turns and their rows): a batch of them is encoded by msgspec,
+in C, so a session's typed rows never exist as a second, dict copy.
 
 `encode` hands a small object's JSON over whole, in one call: pieces cost a few buffers'
 worth of allocation and copying more, about 1 ms for a sidecar of a thousand messages

@@ -104,7 +104,9 @@ def _set(key: str, value: Any) -> Any:
     _set(TABLE, [-1, 1, "assistant", "r1:a:0"]),
     _set("rows", {"not": "a list"}),
 ])
-def test_a_table_that_does_not_fit_its_turn_is_a_corrupt_sidecar_left_in_place(store: SessionStore, change: Any) -> None:
+def test_a_table_that_does_not_fit_its_turn_is_a_corrupt_sidecar_left_in_place(
+    store: SessionStore, change: Any
+) -> None:
     planted(store, change)
     before = store.path("s1").read_bytes()
     with pytest.raises(CorruptSession):
@@ -112,14 +114,17 @@ def test_a_table_that_does_not_fit_its_turn_is_a_corrupt_sidecar_left_in_place(s
     assert store.path("s1").read_bytes() == before
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 12) | st.sampled_from(["assistant", "reasoning", "tool", ""]),
-                    lambda inner: st.lists(inner, max_size=9) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
-                    max_leaves=20)
+SCALARS = st.none() | st.booleans() | st.integers(-3, 12) | st.sampled_from(["assistant", "reasoning", "tool", ""])
+JSON = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=9) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=20)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(table=JSON)
-def test_any_table_either_reads_back_or_is_a_corrupt_sidecar(tmp_path_factory: pytest.TempPathFactory, table: Any) -> None:
+def test_any_table_either_reads_back_or_is_a_corrupt_sidecar(
+    tmp_path_factory: pytest.TempPathFactory, table: Any
+) -> None:
     store = SessionStore(tmp_path_factory.mktemp("fuzz") / "sessions")
     try:
         planted(store, _set(TABLE, table))

@@ -5,9 +5,9 @@ typed `turns`, and a long answer lives in both. In memory they are one string (t
 assistant row's text into its message row's `content`, a reasoning row's into `reasoning`), so on
 disk it is written once: such a row is left out of the turn's `rows`, and the turn's `shared_text`
 says where it goes back, `[row index, message index, kind, row id, …]` (four values a row, flat: a
-turn of thousands of rows costs no list a row, and the writer writes it in batches, as it does rows). Reading puts that very
-string back. Written out twice, a 100k-event answer made the sidecar half as large again and its
-save a third slower (benchmarks/bench_core.py, recovery).
+turn of thousands of rows costs no list a row, and the writer writes it in batches, as it does
+rows). Reading puts that very string back. Written out twice, a 100k-event answer made the sidecar
+half as large again and its save a third slower (benchmarks/bench_core.py, recovery).
 
 Only identity counts, never equality: a row is left out only while its text is the same object as
 its message's, so an edited message can never change a turn. Short texts are written out: a
