@@ -3,6 +3,8 @@ recalls the last prompt, Escape stops the running turn; the command is in the pa
 
 from __future__ import annotations
 
+from playwright.sync_api import expect
+
 from .lab_page import COMPOSER, SIDEBAR, LabPage, counting
 
 OPEN = "hermes-jupyter:open-sidebar"
@@ -71,10 +73,12 @@ def test_arrow_up_recalls_the_last_prompt_and_escape_stops_the_turn(lab: LabPage
 
     # each key goes to the composer itself (page.press focuses it first): on a loaded machine the
     # shell may act late on the earlier click and move the focus between two key presses
+    # and the composer's value is waited for: it changes when React renders the key's state, which on a
+    # loaded machine can come after `press` returns
     lab.page.press(COMPOSER, "ArrowUp")
-    assert lab.page.input_value(COMPOSER) == "count to 3"
+    expect(lab.page.locator(COMPOSER)).to_have_value("count to 3")
     lab.page.press(COMPOSER, "ArrowDown")
-    assert lab.page.input_value(COMPOSER) == ""
+    expect(lab.page.locator(COMPOSER)).to_have_value("")
 
     lab.send("count to 100000")
     lab.wait_streaming(tokens=10)

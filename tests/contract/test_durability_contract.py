@@ -22,6 +22,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -182,6 +183,10 @@ async def test_the_terminal_row_is_power_safe_before_anyone_sees_the_run_settled
     journals = Journals(tmp_path / "runs", durability=policy, window_s=30.0)
     recovery = Recovery(store, journals, live, settler=settle)
     manager = RunManager(store, journals, recovery, live, {"demo": DemoAgent(token_delay=0)})
+    # the settled journal is compressed on the engine's one sealer thread; held back until the plain
+    # journal is read here (a seal that came first replaced it with its .gz, and the read raced it)
+    hold = threading.Event()
+    manager.sealer.submit(hold.wait, 60)
     try:
         session = store.create(title="durability")
         run = await manager.start_run(session.session_id, "count to 50")
@@ -193,6 +198,8 @@ async def test_the_terminal_row_is_power_safe_before_anyone_sees_the_run_settled
         on_done = power.seqs(journals, session.session_id, run.run_id)
         last = journals.read(session.session_id, run.run_id).rows[-1]
     finally:
+        hold.set()
+        manager.sealer.shutdown(wait=True)
         journals.close()
         store.close()
     assert last.event == events.DONE
