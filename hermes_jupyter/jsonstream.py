@@ -219,9 +219,9 @@ def _held(encoded: bytes, start: int, stop: int | None) -> bytes | memoryview:
     it wrote into (16 kB for a batch of 64 small numbers), so a small result is kept as an
     exact-size copy and the original freed at once: a flush of small rows held ~50× their size.
     A large result is kept as a view of itself, copied once, by the flush."""
-    if len(encoded) < HOLD_VIEW_BYTES:
-        return encoded[start:stop]
-    return memoryview(encoded)[start:stop]
+    view = memoryview(encoded)[start:stop]
+    # bytes(view), not encoded[start:stop]: a slice of the whole is the same object, spare room and all
+    return bytes(view) if len(encoded) < HOLD_VIEW_BYTES else view
 
 
 def _dumps(value: Any) -> bytes:

@@ -160,3 +160,17 @@ def test_a_flush_of_many_small_items_holds_about_their_size_not_orjsons_spare_ro
     finally:
         tracemalloc.stop()
     assert peak < 4 * jsonstream.FLUSH_BYTES + (1 << 20)
+
+
+def test_an_object_of_many_small_values_holds_about_their_size_too() -> None:
+    """The same for members written one by one (`_Buffer.add`): a slice of a whole result is that very
+    result, so only a copy gives orjson's spare room back."""
+    data = {f"key{n}": {"n": n} for n in range(5_000)}
+    tracemalloc.start()
+    try:
+        for _ in jsonstream.iter_object(data):
+            pass
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 << 20  # a flush's small pieces cost their object headers; held as orjson left them, 21 MB

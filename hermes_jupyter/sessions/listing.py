@@ -126,9 +126,7 @@ class SessionListing:
 
     def rows(self, notebook_path: str | None = None, visible: Visible | None = None) -> Rows:
         """The whole list, newest first (blocking: call it off the loop)."""
-        rows = self.store.list()
-        if notebook_path is not None:
-            rows = [r for r in rows if r.get("notebook_path") == notebook_path]
+        rows = _of_notebook(self.store.list(), notebook_path)
         return rows if visible is None else visible(rows)
 
     async def encoded(self, notebook_path: str | None = None, visible: Visible | None = None) -> bytes:
@@ -142,6 +140,10 @@ class SessionListing:
         if visible is not None:
             return Page(await asyncio.to_thread(self.rows, notebook_path, visible), None)
         page: Page = await self.offload(self.store.page, limit, before)
-        if notebook_path is not None:  # a notebook's sessions are few; filtering one page keeps the cursor honest
-            page = Page([r for r in page.rows if r.get("notebook_path") == notebook_path], page.next)
-        return page
+        # a notebook's sessions are few; filtering one page keeps the cursor honest
+        return Page(_of_notebook(page.rows, notebook_path), page.next)
+
+
+def _of_notebook(rows: Rows, notebook_path: str | None) -> Rows:
+    """The rows of one notebook's sessions (all of them when no notebook is named)."""
+    return rows if notebook_path is None else [r for r in rows if r.get("notebook_path") == notebook_path]

@@ -44,7 +44,7 @@ def _long_texts(messages: list[Any]) -> dict[int, int]:
     for at, message in enumerate(messages):
         if message.__class__ is not dict:
             continue
-        for key in ("content", "reasoning"):
+        for key in KEY_OF.values():
             text = message.get(key)
             if text.__class__ is str and len(text) >= MIN_SHARED:
                 where.setdefault(id(text), at)
